@@ -1,0 +1,62 @@
+// Buffered output to stdout or to a file that appears atomically: written to
+// a temporary file next to the target and renamed over it only on Commit(),
+// so a tool that fails leaves no half-written output behind.
+#ifndef IRT_OUTPUT_H_
+#define IRT_OUTPUT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "irt/status.h"
+
+namespace irt {
+
+class Output {
+ public:
+  /// "-" means standard output. Otherwise creates "<path>.tmpXXXXXX" next to
+  /// path; Commit() renames it to path, destruction without Commit() removes it.
+  static Result<std::unique_ptr<Output>> Open(const std::string& path);
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  void Write(std::string_view s);
+  void Write(const void* data, size_t n);
+  void Put(char c) {
+    if (len_ == sizeof(buf_)) Flush();
+    buf_[len_++] = c;
+  }
+  Output& operator<<(std::string_view s) {
+    Write(s);
+    return *this;
+  }
+  /// Pushes buffered bytes to the file descriptor. Errors are sticky.
+  void Flush();
+  /// Flushes, closes and (for files) renames into place. Returns the first
+  /// write error; EPIPE on stdout is reported with code kIoError and the
+  /// message "broken pipe", which tools treat as a quiet exit.
+  Status Commit();
+  /// True when the target is a terminal (binary output is refused there).
+  bool IsTerminal() const;
+  const std::string& path() const { return path_; }
+  /// Whether a write error has happened already (callers may stop early).
+  bool failed() const { return err_ != 0; }
+  uint64_t bytes_written() const { return written_; }
+
+ private:
+  Output() = default;
+  int fd_ = -1;
+  bool is_stdout_ = false;
+  bool committed_ = false;
+  int err_ = 0;
+  uint64_t written_ = 0;
+  std::string path_, tmp_path_;
+  size_t len_ = 0;
+  char buf_[1 << 16];
+};
+
+}  // namespace irt
+
+#endif  // IRT_OUTPUT_H_

@@ -1,0 +1,214 @@
+// Reading traces: the chunk index of a mapped file (or of standard input,
+// spooled to an unlinked temporary file), lazy per-chunk verification, and
+// node views. Every index read from the file is checked before it is used;
+// a view is only handed out for a node whose own indices are in range.
+#ifndef IRT_TRACE_H_
+#define IRT_TRACE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "irt/status.h"
+#include "irt/value.h"
+
+namespace irt {
+
+namespace fb {
+struct Chunk;
+struct NodeClass;
+}  // namespace fb
+
+class ChunkStream;
+namespace internal {
+struct ChunkFacts;
+const ChunkFacts& FactsOf(const ChunkStream& s);
+}  // namespace internal
+
+/// The format version this library writes and reads.
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr char kFileIdentifier[] = "IRTC";
+/// Largest chunk a reader accepts (and a writer produces).
+inline constexpr uint64_t kMaxChunkBytes = (1ull << 31) - 64;
+
+/// Global node index: position in execution order over the whole trace.
+using NodeId = uint64_t;
+inline constexpr NodeId kNoNode = ~0ull;
+
+/// Mirrors fb::Kind.
+enum class NodeKind : uint8_t {
+  kArgument = 0,
+  kConstant = 1,
+  kPrimitive = 2,
+  kCall = 3,
+  kSpecial = 4,
+  kJump = 5,
+  kReturn = 6,
+  kError = 7,
+};
+inline constexpr int kNumNodeKinds = 8;
+std::string_view NodeKindName(NodeKind k);  // "Argument", "Constant", ...
+
+/// Where a node came from in the IR.
+struct Location {
+  uint32_t block = 0;
+  uint32_t pos = 0;
+  bool is_branch = false;  // §b:&pos (Jump, Return, Error at a branch) vs §b:%pos
+  uint32_t line = 0;
+  uint16_t col = 0;
+};
+
+/// One operand of a node: a reference to an earlier node or a literal.
+struct Operand {
+  bool is_ref = false;
+  NodeId ref = kNoNode;
+  Value literal;
+};
+
+struct MetaEntry {
+  std::string_view key;
+  Value value;
+};
+
+class Trace;
+
+/// A checked view of one node. Valid while its Trace lives.
+class NodeView {
+ public:
+  NodeId id() const { return id_; }
+  NodeKind kind() const;
+  VKind vkind() const;
+  /// Raw Value.bits of the node's value.
+  uint64_t bits() const;
+  /// The decoded value (copies tensor data); kNone for jumps and markers.
+  Value value() const;
+  /// Primitive, callee or special name; "" when the node has none.
+  std::string_view op() const;
+  Location location() const;
+  size_t num_operands() const;
+  Operand operand(size_t i) const;
+  /// Reference operands only, in operand order.
+  std::vector<NodeId> refs() const;
+  /// Jump: target block, whether it has a condition, and the condition value
+  /// for which it is taken.
+  uint32_t jump_target() const;
+  bool has_condition() const;
+  bool taken_when() const;
+  /// Argument: 0 for a function argument, k for block argument #k.
+  uint32_t block_arg_index() const;
+  /// Return/Error: the Call marker the node closes.
+  NodeId closes() const;
+  /// The node's metadata, in the order written.
+  std::vector<MetaEntry> meta() const;
+  /// One metadata value by key.
+  std::optional<Value> meta(std::string_view key) const;
+
+ private:
+  friend class Trace;
+  const Trace* trace_ = nullptr;
+  const fb::Chunk* chunk_ = nullptr;
+  const fb::NodeClass* cls_ = nullptr;
+  uint32_t chunk_index_ = 0;
+  uint32_t local_ = 0;
+  NodeId id_ = 0;
+};
+
+/// Where one chunk lies and what it holds.
+struct ChunkInfo {
+  uint64_t offset = 0;  // of its size prefix in the file
+  uint64_t size = 0;    // bytes after the prefix
+  uint64_t index = 0;
+  NodeId base = 0;
+  uint64_t num_nodes = 0;
+  uint32_t base_depth = 0;
+  bool last = false;
+};
+
+struct OpenOptions {
+  /// Accept a trace whose writer did not finish (no final chunk, or a
+  /// truncated last chunk): the complete chunks are read.
+  bool allow_partial = false;
+};
+
+/// A trace opened for random access. Not thread-safe (chunks are verified
+/// lazily, on first use).
+class Trace {
+ public:
+  /// Maps `path`; "-" reads standard input (spooled to an unlinked temporary
+  /// file unless it is a regular file). Hops the chunk prefixes, checking
+  /// framing, identifiers and versions. Errors: kIoError, kDataError,
+  /// kUnsupported (newer major version), messages prefixed with the path
+  /// ("<stdin>" for "-").
+  static Result<Trace> Open(const std::string& path, const OpenOptions& options = {});
+  /// Same over bytes owned by the caller (they must outlive the Trace).
+  static Result<Trace> FromBytes(const uint8_t* data, size_t size, std::string name,
+                                 const OpenOptions& options = {});
+
+  Trace(Trace&&) noexcept;
+  Trace& operator=(Trace&&) noexcept;
+  ~Trace();
+
+  const std::string& name() const;
+  uint64_t size() const { return num_nodes_; }
+  uint64_t file_bytes() const;
+  /// True when the final chunk is present.
+  bool complete() const;
+  const std::vector<ChunkInfo>& chunks() const;
+  uint16_t format_major() const;
+  uint16_t format_minor() const;
+  std::string_view producer_name() const;
+  std::string_view producer_version() const;
+  /// Trace-level metadata (from the final chunk).
+  std::vector<MetaEntry> trace_meta() const;
+
+  /// A checked view of node `id`: verifies its chunk on first use and the
+  /// node's own indices. Errors name the chunk and node.
+  Result<NodeView> node(NodeId id) const;
+  /// The chunk holding node `id`.
+  uint32_t chunk_of(NodeId id) const;
+  /// Verifies chunk `i` (FlatBuffers verifier plus every chunk-local table).
+  Status VerifyChunk(uint32_t i) const;
+  /// The IR text of a function, looked up in the chunk holding `near` first.
+  std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;
+
+  const fb::Chunk* chunk_root(uint32_t i) const;
+
+ private:
+  Trace();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  uint64_t num_nodes_ = 0;
+  friend class NodeView;
+};
+
+/// Sequential access to chunks with memory bounded by one chunk: mmaps a
+/// regular file, reads a pipe chunk by chunk. For streaming tools.
+class ChunkStream {
+ public:
+  static Result<ChunkStream> Open(const std::string& path);
+  ChunkStream(ChunkStream&&) noexcept;
+  ChunkStream& operator=(ChunkStream&&) noexcept;
+  ~ChunkStream();
+  /// Reads and verifies the next chunk (framing, identifier, version,
+  /// FlatBuffers verifier, chunk-local tables). Returns nullptr at a clean
+  /// end of input. The pointer is valid until the next call.
+  Result<const fb::Chunk*> Next();
+  const std::string& name() const;
+  /// Info about the chunk returned last.
+  const ChunkInfo& info() const;
+  uint64_t bytes_read() const;
+
+ private:
+  ChunkStream();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  friend const internal::ChunkFacts& internal::FactsOf(const ChunkStream& s);
+};
+
+}  // namespace irt
+
+#endif  // IRT_TRACE_H_

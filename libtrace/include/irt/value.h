@@ -1,0 +1,142 @@
+// Values recorded in traces: scalars, strings, function references, dense
+// tensors and tuples. One owning representation shared by adapters (which
+// compute with it), the writer (which encodes it) and the reader (which
+// decodes it), plus the shortest round-trip text form every tool prints.
+#ifndef IRT_VALUE_H_
+#define IRT_VALUE_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "irt/status.h"
+
+namespace irt {
+
+/// Mirrors fb::VKind (schema/irtrace.fbs); numeric values are the format's.
+enum class VKind : uint8_t {
+  kNone = 0,
+  kNothing = 1,
+  kBool = 2,
+  kI64 = 3,
+  kF64 = 4,
+  kF32 = 5,
+  kString = 6,
+  kFunction = 7,
+  kTensor = 8,
+  kTuple = 9,
+};
+inline constexpr int kNumVKinds = 10;
+
+/// Mirrors fb::DType.
+enum class DType : uint8_t { kF64 = 0, kF32 = 1, kI64 = 2, kI32 = 3, kBool = 4 };
+inline constexpr int kNumDTypes = 5;
+
+/// Size in bytes of one element.
+size_t DTypeSize(DType t);
+/// "Float64", "Float32", "Int64", "Int32", "Bool".
+std::string_view DTypeName(DType t);
+
+/// A dense, row-major (C order) tensor. `data` holds numel() little-endian
+/// elements of `dtype`. A 0-dimensional tensor has an empty shape and one element.
+struct Tensor {
+  DType dtype = DType::kF64;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  int64_t numel() const;
+  /// Typed element access; the dtype must match (checked by assert only).
+  double* f64() { return reinterpret_cast<double*>(data.data()); }
+  const double* f64() const { return reinterpret_cast<const double*>(data.data()); }
+  float* f32() { return reinterpret_cast<float*>(data.data()); }
+  const float* f32() const { return reinterpret_cast<const float*>(data.data()); }
+  /// Element i converted to double (any dtype).
+  double at(int64_t i) const;
+
+  static Tensor Zeros(DType dtype, std::vector<int64_t> shape);
+  static Tensor FromF64(std::vector<int64_t> shape, std::span<const double> values);
+  static Tensor FromF32(std::vector<int64_t> shape, std::span<const float> values);
+};
+
+/// An immutable value. Scalars are held inline; strings, tensors and tuples
+/// are shared, so copying a Value never copies their contents.
+class Value {
+ public:
+  Value() = default;  // kNone: no value
+  static Value Nothing() { return Value(VKind::kNothing, 0); }
+  static Value Bool(bool b) { return Value(VKind::kBool, b ? 1 : 0); }
+  static Value I64(int64_t i) { return Value(VKind::kI64, static_cast<uint64_t>(i)); }
+  static Value F64(double d);
+  static Value F32(float f);
+  static Value String(std::string s);
+  static Value Function(std::string name);
+  static Value MakeTensor(Tensor t);
+  static Value MakeTuple(std::vector<Value> items);
+  /// Rebuilds a scalar from its format bits (kNone, kNothing, kBool, kI64, kF64, kF32 only).
+  static Value FromBits(VKind kind, uint64_t bits) { return Value(kind, bits); }
+
+  VKind kind() const { return kind_; }
+  bool is_none() const { return kind_ == VKind::kNone; }
+  bool is_scalar() const { return kind_ <= VKind::kF32; }
+  bool is_float() const { return kind_ == VKind::kF64 || kind_ == VKind::kF32; }
+  /// The format's bits for scalars (Value.bits); 0 for heap kinds.
+  uint64_t bits() const { return bits_; }
+
+  bool as_bool() const { return bits_ != 0; }
+  int64_t as_i64() const { return static_cast<int64_t>(bits_); }
+  double as_f64() const;
+  float as_f32() const;
+  /// Any real scalar (Bool, I64, F64, F32) as double.
+  double to_double() const;
+  /// String contents or function name.
+  const std::string& str() const;
+  const Tensor& tensor() const;
+  const std::vector<Value>& tuple() const;
+
+ private:
+  struct Heap;
+  Value(VKind kind, uint64_t bits) : kind_(kind), bits_(bits) {}
+  VKind kind_ = VKind::kNone;
+  uint64_t bits_ = 0;
+  std::shared_ptr<const Heap> heap_;
+};
+
+/// True when both values have the same kind, shape and bit patterns.
+bool BitEqual(const Value& a, const Value& b);
+
+/// Shortest text that reads back to the same double, Julia style:
+/// "1.0", "0.8414709848078965", "1.0e-7", "1.0e16", "NaN", "Inf", "-Inf".
+std::string FormatDouble(double d);
+/// Same for binary32 ("1.5f0" as Julia prints Float32).
+std::string FormatFloat(float f);
+
+struct FormatOptions {
+  /// Tensors with more elements are abbreviated: the first and last few
+  /// elements and the shape. 0 means never abbreviate.
+  int64_t max_elements = 10;
+};
+/// The value as irt-print shows it: 1.0, 2, true, nothing, "s", geom,
+/// [1.0, 2.0], [1.0 2.0; 3.0 4.0], (1, 2.0).
+std::string FormatValue(const Value& v, const FormatOptions& opts = {});
+/// Julia-style type name: Float64, Int64, Bool, Nothing, String,
+/// typeof(geom), Vector{Float64}, Matrix{Float32}, Array{Float64, 3},
+/// Tuple{Int64, Float64}.
+std::string TypeName(const Value& v);
+
+/// Parses a literal as written in IR and on command lines: 2, -3, 2.0, 1e-3,
+/// Inf, NaN, 1.5f0, true, false, nothing, "text", [1.0, 2.0], [1.0 2.0; 3.0 4.0],
+/// (1, 2.0). Integers are Int64, numbers with '.', 'e' or Inf/NaN are Float64.
+Result<Value> ParseLiteral(std::string_view text);
+
+/// Reads a NumPy .npy file (format 1.0-3.0; little-endian f8, f4, i8, i4, b1;
+/// C or Fortran order) into a tensor.
+Result<Value> ReadNpy(const std::string& path);
+/// Writes a tensor (or a real scalar, as a 0-d array) in .npy format 1.0.
+Status WriteNpy(const Value& v, const std::string& path);
+
+}  // namespace irt
+
+#endif  // IRT_VALUE_H_

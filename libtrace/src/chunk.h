@@ -1,0 +1,70 @@
+// Internal: framing and verification of one chunk, shared by Trace (random
+// access), ChunkStream (sequential) and the checker.
+#ifndef IRT_SRC_CHUNK_H_
+#define IRT_SRC_CHUNK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "irt/status.h"
+#include "irt/trace.h"
+#include "irtrace_generated.h"
+
+namespace irt::internal {
+
+/// The few header fields read from a chunk before it is verified, with
+/// every offset bounds-checked by hand (cheap enough to do for every chunk
+/// when a file is opened).
+struct ChunkHeader {
+  uint16_t format_major = 0, format_minor = 0;
+  uint64_t index = 0;
+  uint64_t base = 0;
+  uint32_t base_depth = 0;
+  uint64_t num_nodes = 0;
+  bool last = false;
+};
+
+/// `buf` points just after the size prefix; `len` is the prefix value.
+/// Checks the identifier and reads the header. Errors are bare messages
+/// ("bad file identifier ...") for the caller to locate.
+Status ReadChunkHeader(const uint8_t* buf, size_t len, ChunkHeader* out);
+
+/// What verification learns about a chunk that node access needs.
+struct ChunkFacts {
+  std::vector<uint16_t> class_refs;  // dynamic references per node of each class
+};
+
+/// Runs the FlatBuffers verifier and checks every chunk-local table: class
+/// kinds, value kinds and ranges, operand pools, literals, tensors (dtype,
+/// shape, data size), tuples (items refer to lower indices, nesting depth at
+/// most kMaxTupleDepth), metadata (node and key ranges, sorted), functions.
+/// Does not look at nodes, which CheckNode covers.
+/// `prefixed` points at the size prefix; `total` = 4 + prefix value.
+Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts);
+
+inline constexpr int kMaxTupleDepth = 64;
+
+/// Checks node `local` of a verified chunk: class index, reference range,
+/// backward distances (1 <= d <= id), value index ranges.
+Status CheckNode(const fb::Chunk* chunk, const ChunkFacts& facts, uint32_t local, NodeId id);
+
+/// Checks a Value struct against the chunk's tables.
+Status CheckValue(const fb::Chunk* chunk, const fb::Value& v, size_t tuple_limit);
+
+/// Decodes a value of a verified chunk.
+Value DecodeValue(const fb::Chunk* chunk, const fb::Value& v);
+Value DecodeValue(const fb::Chunk* chunk, uint64_t bits, fb::VKind kind);
+
+/// Facts about the chunk a ChunkStream returned last.
+const ChunkFacts& FactsOf(const ChunkStream& s);
+
+/// "chunk C, node N: message".
+std::string At(uint64_t chunk, NodeId node, const std::string& message);
+
+/// Size of one dtype element, 0 for unknown.
+size_t ElementSize(fb::DType t);
+
+}  // namespace irt::internal
+
+#endif  // IRT_SRC_CHUNK_H_

@@ -1,0 +1,113 @@
+#include "irt/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace irt {
+
+Result<std::unique_ptr<Output>> Output::Open(const std::string& path) {
+  std::unique_ptr<Output> out(new Output());
+  out->path_ = path;
+  if (path == "-") {
+    out->fd_ = STDOUT_FILENO;
+    out->is_stdout_ = true;
+    return out;
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return IoError("'" + path + "': is a directory");
+  }
+  std::string tmpl = path + ".tmpXXXXXX";
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) return IoError("'" + path + "': cannot create: " + strerror(errno));
+  // mkstemp creates 0600; give the file the permissions a plain create would.
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  out->fd_ = fd;
+  out->tmp_path_ = tmpl;
+  return out;
+}
+
+Output::~Output() {
+  if (!is_stdout_ && fd_ >= 0) {
+    close(fd_);
+    if (!committed_) unlink(tmp_path_.c_str());
+  }
+}
+
+void Output::Write(std::string_view s) { Write(s.data(), s.size()); }
+
+void Output::Write(const void* data, size_t n) {
+  if (err_ != 0) return;
+  const char* p = static_cast<const char*>(data);
+  if (len_ + n <= sizeof(buf_)) {
+    memcpy(buf_ + len_, p, n);
+    len_ += n;
+    return;
+  }
+  Flush();
+  if (n >= sizeof(buf_)) {
+    while (n > 0 && err_ == 0) {
+      ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        err_ = errno;
+        return;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+      written_ += static_cast<uint64_t>(w);
+    }
+    return;
+  }
+  memcpy(buf_, p, n);
+  len_ = n;
+}
+
+void Output::Flush() {
+  const char* p = buf_;
+  size_t n = len_;
+  while (n > 0 && err_ == 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      err_ = errno;
+      break;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    written_ += static_cast<uint64_t>(w);
+  }
+  len_ = 0;
+}
+
+bool Output::IsTerminal() const { return isatty(fd_) != 0; }
+
+Status Output::Commit() {
+  Flush();
+  std::string name = is_stdout_ ? "<stdout>" : "'" + path_ + "'";
+  if (err_ == EPIPE) return IoError(name + ": broken pipe");
+  if (err_ != 0) return IoError(name + ": write failed: " + strerror(err_));
+  if (is_stdout_) return Status::Ok();
+  if (committed_) return Status::Ok();
+  if (close(fd_) != 0) {
+    fd_ = -1;
+    unlink(tmp_path_.c_str());
+    return IoError(name + ": write failed: " + strerror(errno));
+  }
+  fd_ = -1;
+  if (rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    int e = errno;
+    unlink(tmp_path_.c_str());
+    return IoError(name + ": cannot rename into place: " + strerror(e));
+  }
+  committed_ = true;
+  return Status::Ok();
+}
+
+}  // namespace irt

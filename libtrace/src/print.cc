@@ -1,0 +1,597 @@
+// IRTracker's text format and JSON. Printing walks the call tree with an
+// explicit stack of loaded bodies, so it touches only the printed calls'
+// bodies and never recurses on trace data.
+#include "irt/print.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace irt {
+
+namespace {
+
+void AppendU(std::string& out, uint64_t v) {
+  char buf[24];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, p);
+}
+
+void AppendLocation(std::string& out, const NodeView& v) {
+  Location l = v.location();
+  out += "§";
+  AppendU(out, l.block);
+  out += l.is_branch ? ":&" : ":%";
+  AppendU(out, l.pos);
+}
+
+// "@k" for a reference inside `body`, "#id" for one that leaves it.
+void AppendRef(std::string& out, const CallBody& body, NodeId ref) {
+  int64_t p = body.PositionOf(ref);
+  if (p >= 0) {
+    out += '@';
+    AppendU(out, static_cast<uint64_t>(p) + 1);
+  } else {
+    out += '#';
+    AppendU(out, ref);
+  }
+}
+
+void AppendOperand(std::string& out, const CallBody* body, const Operand& o,
+                   const FormatOptions& fo) {
+  if (o.is_ref) {
+    if (body != nullptr) {
+      AppendRef(out, *body, o.ref);
+    } else {
+      out += '#';
+      AppendU(out, o.ref);
+    }
+  } else {
+    out += "⟨";
+    out += FormatValue(o.literal, fo);
+    out += "⟩";
+  }
+}
+
+void AppendValue(std::string& out, const Value& v, const FormatOptions& fo) {
+  out += FormatValue(v, fo);
+  out += "::";
+  out += TypeName(v);
+}
+
+// "⟨op⟩(a, b)" or "⟨op⟩(a, b, ()...)" for nested calls.
+void AppendCall(std::string& out, const NodeView& v, const CallBody* body, bool nested,
+                const FormatOptions& fo) {
+  if (v.kind() == NodeKind::kSpecial) {
+    out += "$(";
+    out += v.op();
+    out += ")";
+  } else {
+    out += "⟨";
+    out += v.op();
+    out += "⟩";
+  }
+  out += '(';
+  size_t n = v.num_operands();
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) out += ", ";
+    AppendOperand(out, body, v.operand(i), fo);
+  }
+  if (nested) out += n > 0 ? ", ()..." : "()...";
+  out += ')';
+}
+
+// The result of a nested call, from the node that closes it.
+Status AppendCallResult(std::string& out, const Trace& trace, NodeId end,
+                        const FormatOptions& fo) {
+  if (end == kNoNode) {
+    out += " → (unfinished)";
+    return Status::Ok();
+  }
+  IRT_ASSIGN_OR_RETURN(NodeView e, trace.node(end));
+  if (e.kind() == NodeKind::kError) {
+    out += " → error";
+  } else {
+    out += " → ";
+    AppendValue(out, e.value(), fo);
+  }
+  return Status::Ok();
+}
+
+void AppendMeta(std::string& out, const NodeView& v, const FormatOptions& fo) {
+  bool first = true;
+  for (const MetaEntry& m : v.meta()) {
+    if (v.kind() == NodeKind::kError && m.key == "error") continue;  // already on the line
+    out += first ? "  # " : ", ";
+    first = false;
+    out += m.key;
+    out += " = ";
+    out += FormatValue(m.value, fo);
+  }
+}
+
+Status AppendNodeLine(std::string& out, const Trace& trace, const CallBody& body, size_t pos,
+                      const PrintOptions& opts) {
+  FormatOptions fo;
+  fo.max_elements = opts.max_elements;
+  Child c = body[pos];
+  IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(c.id));
+  out += '@';
+  AppendU(out, pos + 1);
+  out += ": [";
+  switch (v.kind()) {
+    case NodeKind::kArgument:
+      out += "Arg:";
+      break;
+    case NodeKind::kConstant:
+      out += "Const:";
+      break;
+    default:
+      break;
+  }
+  AppendLocation(out, v);
+  out += "] ";
+  switch (v.kind()) {
+    case NodeKind::kArgument:
+      if (v.block_arg_index() != 0 && v.num_operands() == 1) {
+        AppendOperand(out, &body, v.operand(0), fo);
+        out += '#';
+        AppendU(out, v.block_arg_index());
+        out += " → ";
+      }
+      AppendValue(out, v.value(), fo);
+      break;
+    case NodeKind::kConstant:
+      out += FormatValue(v.value(), fo);
+      break;
+    case NodeKind::kPrimitive:
+    case NodeKind::kSpecial:
+      AppendCall(out, v, &body, false, fo);
+      out += " → ";
+      AppendValue(out, v.value(), fo);
+      break;
+    case NodeKind::kCall:
+      AppendCall(out, v, &body, true, fo);
+      IRT_RETURN_IF_ERROR(AppendCallResult(out, trace, c.end, fo));
+      break;
+    case NodeKind::kJump: {
+      out += "goto §";
+      AppendU(out, v.jump_target());
+      size_t n = v.num_operands() - (v.has_condition() ? 1 : 0);
+      if (n > 0) {
+        out += " (";
+        for (size_t i = 0; i < n; ++i) {
+          if (i > 0) out += ", ";
+          AppendOperand(out, &body, v.operand(i), fo);
+        }
+        out += ')';
+      }
+      if (v.has_condition()) {
+        out += " since ";
+        AppendOperand(out, &body, v.operand(n), fo);
+        out += v.taken_when() ? " == true" : " == false";
+      }
+      break;
+    }
+    case NodeKind::kReturn:
+      out += "return ";
+      if (v.num_operands() > 0) AppendOperand(out, &body, v.operand(0), fo);
+      out += " → ";
+      AppendValue(out, v.value(), fo);
+      break;
+    case NodeKind::kError: {
+      if (!v.op().empty()) {
+        AppendCall(out, v, &body, false, fo);
+        out += ' ';
+      }
+      out += "→ error";
+      if (auto msg = v.meta("error"); msg && msg->kind() == VKind::kString) {
+        out += ": ";
+        out += msg->str();
+      }
+      break;
+    }
+  }
+  if (opts.show_meta) AppendMeta(out, v, fo);
+  return Status::Ok();
+}
+
+// The line that heads a listing: the root call, or the node at a path.
+struct Head {
+  Child node;
+  std::optional<CallBody> parent;  // absent for the root
+  size_t pos = 0;
+};
+
+Result<Head> FindHead(const Trace& trace, const std::string& path) {
+  Head h;
+  IRT_ASSIGN_OR_RETURN(h.node, RootCall(trace));
+  if (path.empty() || path == "@") return h;
+  std::string_view rest = path;
+  std::string walked;
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    std::string_view digits = part;
+    if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
+    uint64_t pos = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
+    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0 ||
+        (slash != std::string_view::npos && rest.empty())) {
+      return InvalidArgument("bad node path '" + path + "': expected positions like @8/@4");
+    }
+    if (!h.node.is_call()) {
+      return InvalidArgument("bad node path '" + path + "': " + walked +
+                             " is not a nested call");
+    }
+    IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, h.node));
+    if (pos > body.size()) {
+      return NotFound("node path '" + path + "': " + (walked.empty() ? "the root call" : walked) +
+                      " has " + std::to_string(body.size()) + " children, no @" +
+                      std::to_string(pos));
+    }
+    h.node = body[pos - 1];
+    h.pos = pos - 1;
+    h.parent = std::move(body);
+    walked += (walked.empty() ? "@" : "/@") + std::to_string(pos);
+  }
+  return h;
+}
+
+Status AppendHeadLine(std::string& out, const Trace& trace, const Head& h,
+                      const PrintOptions& opts) {
+  if (h.parent) return AppendNodeLine(out, trace, *h.parent, h.pos, opts);
+  FormatOptions fo;
+  fo.max_elements = opts.max_elements;
+  IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(h.node.id));
+  AppendCall(out, v, nullptr, true, fo);
+  IRT_RETURN_IF_ERROR(AppendCallResult(out, trace, h.node.end, fo));
+  if (opts.show_meta) AppendMeta(out, v, fo);
+  return Status::Ok();
+}
+
+void Indent(std::string& out, uint32_t level, uint32_t max_indent) {
+  out.append(2 * std::min(level, max_indent), ' ');
+}
+
+// ---------------------------------------------------------------- JSON
+
+void JsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (ch < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  out += '"';
+}
+
+void JsonDouble(std::string& out, double d) {
+  if (std::isnan(d)) {
+    out += "\"NaN\"";
+  } else if (std::isinf(d)) {
+    out += d > 0 ? "\"Inf\"" : "\"-Inf\"";
+  } else {
+    char buf[32];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), d);
+    out.append(buf, p);
+  }
+}
+
+void JsonValue(std::string& out, const Value& v, int depth = 0) {
+  switch (v.kind()) {
+    case VKind::kNone:
+    case VKind::kNothing:
+      out += "null";
+      break;
+    case VKind::kBool:
+      out += v.as_bool() ? "true" : "false";
+      break;
+    case VKind::kI64:
+      out += std::to_string(v.as_i64());
+      break;
+    case VKind::kF64:
+      JsonDouble(out, v.as_f64());
+      break;
+    case VKind::kF32:
+      JsonDouble(out, v.as_f32());
+      break;
+    case VKind::kString:
+      JsonString(out, v.str());
+      break;
+    case VKind::kFunction:
+      out += "{\"function\":";
+      JsonString(out, v.str());
+      out += '}';
+      break;
+    case VKind::kTensor: {
+      const Tensor& t = v.tensor();
+      out += "{\"dtype\":";
+      JsonString(out, DTypeName(t.dtype));
+      out += ",\"shape\":[";
+      for (size_t i = 0; i < t.shape.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(t.shape[i]);
+      }
+      out += "],\"data\":[";
+      int64_t n = t.numel();
+      for (int64_t i = 0; i < n; ++i) {
+        if (i) out += ',';
+        if (t.dtype == DType::kBool) {
+          out += t.at(i) != 0 ? "true" : "false";
+        } else if (t.dtype == DType::kI64 || t.dtype == DType::kI32) {
+          out += std::to_string(static_cast<int64_t>(t.at(i)));
+        } else {
+          JsonDouble(out, t.at(i));
+        }
+      }
+      out += "]}";
+      break;
+    }
+    case VKind::kTuple: {
+      // Tuple nesting is bounded by the format (at most 64 levels).
+      out += "{\"tuple\":[";
+      const auto& items = v.tuple();
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ',';
+        if (depth < 64) JsonValue(out, items[i], depth + 1);
+        else out += "null";
+      }
+      out += "]}";
+      break;
+    }
+  }
+}
+
+Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, const Child& c,
+                int64_t pos, const PrintOptions& opts) {
+  FormatOptions fo;
+  fo.max_elements = opts.max_elements;
+  IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(c.id));
+  out += '{';
+  if (pos >= 0) {
+    out += "\"pos\":";
+    AppendU(out, static_cast<uint64_t>(pos) + 1);
+    out += ',';
+  }
+  out += "\"id\":";
+  AppendU(out, c.id);
+  out += ",\"kind\":";
+  JsonString(out, NodeKindName(v.kind()));
+  Location l = v.location();
+  std::string loc;
+  AppendLocation(loc, v);
+  out += ",\"location\":";
+  JsonString(out, loc);
+  out += ",\"block\":";
+  AppendU(out, l.block);
+  out += l.is_branch ? ",\"branch\":" : ",\"ssa\":";
+  AppendU(out, l.pos);
+  if (l.line != 0) {
+    out += ",\"line\":";
+    AppendU(out, l.line);
+    out += ",\"col\":";
+    AppendU(out, l.col);
+  }
+  if (!v.op().empty()) {
+    out += ",\"op\":";
+    JsonString(out, v.op());
+  }
+  if (v.kind() == NodeKind::kJump) {
+    out += ",\"target\":";
+    AppendU(out, v.jump_target());
+  }
+  if (v.kind() == NodeKind::kArgument && v.block_arg_index() != 0) {
+    out += ",\"block_arg\":";
+    AppendU(out, v.block_arg_index());
+  }
+  size_t n = v.num_operands();
+  size_t nargs = n - (v.kind() == NodeKind::kJump && v.has_condition() ? 1 : 0);
+  out += ",\"args\":[";
+  for (size_t i = 0; i < nargs; ++i) {
+    if (i) out += ',';
+    Operand o = v.operand(i);
+    if (o.is_ref) {
+      int64_t p = body ? body->PositionOf(o.ref) : -1;
+      out += "{\"ref\":";
+      if (p >= 0) {
+        AppendU(out, static_cast<uint64_t>(p) + 1);
+      } else {
+        out += "null";
+      }
+      out += ",\"id\":";
+      AppendU(out, o.ref);
+      out += '}';
+    } else {
+      out += "{\"const\":";
+      JsonValue(out, o.literal);
+      out += ",\"type\":";
+      JsonString(out, TypeName(o.literal));
+      out += '}';
+    }
+  }
+  out += ']';
+  if (v.kind() == NodeKind::kJump && v.has_condition()) {
+    Operand o = v.operand(n - 1);
+    out += ",\"condition\":{";
+    if (o.is_ref) {
+      int64_t p = body ? body->PositionOf(o.ref) : -1;
+      out += "\"ref\":";
+      if (p >= 0) AppendU(out, static_cast<uint64_t>(p) + 1);
+      else out += "null";
+    } else {
+      out += "\"const\":";
+      JsonValue(out, o.literal);
+    }
+    out += ",\"taken_when\":";
+    out += v.taken_when() ? "true" : "false";
+    out += '}';
+  }
+  Value val;
+  bool has_value = v.vkind() != VKind::kNone;
+  if (v.kind() == NodeKind::kCall) {
+    out += ",\"status\":";
+    if (c.end == kNoNode) {
+      out += "\"unfinished\"";
+    } else {
+      IRT_ASSIGN_OR_RETURN(NodeView e, trace.node(c.end));
+      out += e.kind() == NodeKind::kError ? "\"error\"" : "\"ok\"";
+      if (e.kind() == NodeKind::kReturn) {
+        val = e.value();
+        has_value = true;
+      }
+    }
+  } else if (has_value) {
+    val = v.value();
+  }
+  if (has_value) {
+    out += ",\"value\":";
+    JsonValue(out, val);
+    out += ",\"type\":";
+    JsonString(out, TypeName(val));
+  }
+  auto meta = v.meta();
+  if (!meta.empty()) {
+    out += ",\"meta\":{";
+    for (size_t i = 0; i < meta.size(); ++i) {
+      if (i) out += ',';
+      JsonString(out, meta[i].key);
+      out += ':';
+      JsonValue(out, meta[i].value);
+    }
+    out += '}';
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> FormatNode(const Trace& trace, const CallBody& body, size_t pos,
+                               const PrintOptions& opts) {
+  std::string out;
+  IRT_RETURN_IF_ERROR(AppendNodeLine(out, trace, body, pos, opts));
+  return out;
+}
+
+Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out) {
+  IRT_ASSIGN_OR_RETURN(Head head, FindHead(trace, opts.node_path));
+  std::string line;
+  IRT_RETURN_IF_ERROR(AppendHeadLine(line, trace, head, opts));
+  line += '\n';
+  out.Write(line);
+  if (!head.node.is_call() || opts.levels == 1) return Status::Ok();
+  struct Frame {
+    CallBody body;
+    size_t pos = 0;
+    uint32_t level = 2;  // level of the body's children
+  };
+  std::vector<Frame> stack;
+  IRT_ASSIGN_OR_RETURN(CallBody top, CallBody::Load(trace, head.node));
+  stack.push_back({std::move(top), 0, 2});
+  while (!stack.empty() && !out.failed()) {
+    Frame& f = stack.back();
+    if (f.pos >= f.body.size()) {
+      stack.pop_back();
+      continue;
+    }
+    size_t pos = f.pos++;
+    line.clear();
+    Indent(line, f.level - 1, opts.max_indent);
+    IRT_RETURN_IF_ERROR(AppendNodeLine(line, trace, f.body, pos, opts));
+    line += '\n';
+    out.Write(line);
+    Child c = f.body[pos];
+    if (c.is_call() && (opts.levels == 0 || f.level + 1 <= opts.levels)) {
+      uint32_t level = f.level + 1;
+      IRT_ASSIGN_OR_RETURN(CallBody inner, CallBody::Load(trace, c));
+      stack.push_back({std::move(inner), 0, level});
+    }
+  }
+  return Status::Ok();
+}
+
+Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
+  IRT_ASSIGN_OR_RETURN(Head head, FindHead(trace, opts.node_path));
+  std::string s;
+  s += "{\"format\":{\"major\":";
+  AppendU(s, trace.format_major());
+  s += ",\"minor\":";
+  AppendU(s, trace.format_minor());
+  s += "},\"producer\":{\"name\":";
+  JsonString(s, trace.producer_name());
+  s += ",\"version\":";
+  JsonString(s, trace.producer_version());
+  s += "},\"nodes\":";
+  AppendU(s, trace.size());
+  s += ",\"complete\":";
+  s += trace.complete() ? "true" : "false";
+  auto tmeta = trace.trace_meta();
+  if (!tmeta.empty()) {
+    s += ",\"meta\":{";
+    for (size_t i = 0; i < tmeta.size(); ++i) {
+      if (i) s += ',';
+      JsonString(s, tmeta[i].key);
+      s += ':';
+      JsonValue(s, tmeta[i].value);
+    }
+    s += '}';
+  }
+  s += ",\"root\":";
+  IRT_RETURN_IF_ERROR(JsonNode(s, trace, head.parent ? &*head.parent : nullptr, head.node,
+                               head.parent ? static_cast<int64_t>(head.pos) : -1, opts));
+  struct Frame {
+    CallBody body;
+    size_t pos = 0;
+    uint32_t level = 2;
+  };
+  std::vector<Frame> stack;
+  auto open_children = [&](const Child& c, uint32_t level) -> Status {
+    if (c.is_call() && (opts.levels == 0 || level <= opts.levels)) {
+      IRT_ASSIGN_OR_RETURN(CallBody b, CallBody::Load(trace, c));
+      s += ",\"children\":[";
+      stack.push_back({std::move(b), 0, level});
+    } else {
+      s += '}';
+    }
+    return Status::Ok();
+  };
+  IRT_RETURN_IF_ERROR(open_children(head.node, 2));
+  while (!stack.empty() && !out.failed()) {
+    Frame& f = stack.back();
+    if (f.pos >= f.body.size()) {
+      s += "]}";
+      stack.pop_back();
+      continue;
+    }
+    size_t pos = f.pos++;
+    if (pos > 0) s += ',';
+    Child c = f.body[pos];
+    IRT_RETURN_IF_ERROR(JsonNode(s, trace, &f.body, c, static_cast<int64_t>(pos), opts));
+    uint32_t level = f.level + 1;
+    IRT_RETURN_IF_ERROR(open_children(c, level));
+    if (s.size() > (1 << 16)) {
+      out.Write(s);
+      s.clear();
+    }
+  }
+  s += "}\n";
+  out.Write(s);
+  return Status::Ok();
+}
+
+}  // namespace irt

@@ -1,0 +1,625 @@
+// Trace (random access over a mapped file) and ChunkStream (sequential,
+// bounded memory). Opening hops the size prefixes and reads each chunk's
+// header with hand-checked offsets; a chunk is verified completely the first
+// time one of its nodes is used.
+#include "irt/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "chunk.h"
+
+namespace irt {
+
+using internal::At;
+using internal::ChunkFacts;
+using internal::ChunkHeader;
+
+std::string_view NodeKindName(NodeKind k) {
+  switch (k) {
+    case NodeKind::kArgument: return "Argument";
+    case NodeKind::kConstant: return "Constant";
+    case NodeKind::kPrimitive: return "Primitive";
+    case NodeKind::kCall: return "Call";
+    case NodeKind::kSpecial: return "Special";
+    case NodeKind::kJump: return "Jump";
+    case NodeKind::kReturn: return "Return";
+    case NodeKind::kError: return "Error";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string DisplayName(const std::string& path) {
+  return path == "-" ? "<stdin>" : "'" + path + "'";
+}
+
+uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+// A read-only mapping of a file, or of standard input copied to an unlinked
+// temporary file when it is a pipe or terminal.
+struct Mapping {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  void* map = nullptr;
+  ~Mapping() {
+    if (map != nullptr) munmap(map, size);
+  }
+};
+
+Result<int> SpoolToTempFile(int in, const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/irtrace-stdin-XXXXXX";
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) return IoError(name + ": cannot create a temporary file: " + strerror(errno));
+  unlink(tmpl.c_str());
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    ssize_t r = read(in, buf.data(), buf.size());
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      close(fd);
+      return IoError(name + ": read failed: " + strerror(e));
+    }
+    if (r == 0) break;
+    const char* p = buf.data();
+    while (r > 0) {
+      ssize_t w = write(fd, p, static_cast<size_t>(r));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        close(fd);
+        return IoError(name + ": cannot spool to a temporary file: " + strerror(e));
+      }
+      p += w;
+      r -= w;
+    }
+  }
+  return fd;
+}
+
+Status MapPath(const std::string& path, Mapping* m) {
+  std::string name = DisplayName(path);
+  int fd;
+  bool owned = true;
+  if (path == "-") {
+    fd = STDIN_FILENO;
+    owned = false;
+  } else {
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return IoError(name + ": cannot open: " + strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    if (owned) close(fd);
+    return IoError(name + ": cannot stat: " + strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (owned) close(fd);
+    return IoError(name + ": is a directory");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    auto spooled = SpoolToTempFile(fd, name);
+    if (owned) close(fd);
+    if (!spooled) return spooled.error();
+    fd = *spooled;
+    owned = true;
+    fstat(fd, &st);
+  }
+  m->size = static_cast<size_t>(st.st_size);
+  if (m->size == 0) {
+    if (owned) close(fd);
+    return DataError(name + ": empty input, not a trace");
+  }
+  void* p = mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  if (owned) close(fd);
+  if (p == MAP_FAILED) return IoError(name + ": cannot map: " + strerror(e));
+  m->map = p;
+  m->data = static_cast<const uint8_t*>(p);
+  return Status::Ok();
+}
+
+// Checks the framing of the chunk at `off` and reads its header. `number` is
+// the expected chunk number and `base` the expected first node.
+Status FrameChunk(const uint8_t* data, size_t size, uint64_t off, uint64_t number, NodeId base,
+                  uint64_t* len_out, ChunkHeader* h) {
+  std::string where = "chunk " + std::to_string(number) + " at byte " + std::to_string(off);
+  uint64_t left = size - off;
+  if (left >= 12 && memcmp(data + off + 8, kFileIdentifier, 4) != 0) {
+    if (number == 0) return DataError("not an irtrace trace (no \"IRTC\" file identifier)");
+    return DataError(where + ": bad file identifier (corrupted or not a trace)");
+  }
+  if (left < 4) {
+    return DataError("truncated: " + std::to_string(left) + " stray bytes after chunk " +
+                     std::to_string(number == 0 ? 0 : number - 1));
+  }
+  uint64_t len = LoadU32(data + off);
+  if (len < 12 || len > kMaxChunkBytes || len % 4 != 0) {
+    if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
+    return DataError(where + ": size prefix " + std::to_string(len) + " is not a chunk size");
+  }
+  if (len > left - 4) {
+    return DataError(where + " is truncated: it needs " + std::to_string(len) + " bytes, " +
+                     std::to_string(left - 4) + " remain");
+  }
+  Status s = internal::ReadChunkHeader(data + off + 4, len, h);
+  if (!s.ok()) return s.Prefixed(where);
+  if (h->format_major > kFormatMajor) {
+    return Unsupported("format version " + std::to_string(h->format_major) + "." +
+                       std::to_string(h->format_minor) + " is newer than this reader's " +
+                       std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
+                       "; a newer irtrace is needed");
+  }
+  if (h->format_major == 0) return DataError(where + ": format version 0 is not a release");
+  if (h->index != number) {
+    return DataError(where + ": numbered " + std::to_string(h->index) + ", expected " +
+                     std::to_string(number) + " (chunks lost or reordered)");
+  }
+  if (h->base != base) {
+    return DataError(where + ": starts at node " + std::to_string(h->base) + ", expected " +
+                     std::to_string(base));
+  }
+  *len_out = len;
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Trace
+
+struct Trace::Impl {
+  std::string name;
+  Mapping mapping;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  std::vector<ChunkInfo> chunks;
+  bool complete = false;
+  // Lazy verification state per chunk: 0 unverified, 1 good, 2 bad.
+  mutable std::vector<uint8_t> state;
+  mutable std::vector<Status> errors;
+  mutable std::vector<ChunkFacts> facts;
+
+  const fb::Chunk* Root(uint32_t i) const {
+    return fb::GetSizePrefixedChunk(data + chunks[i].offset);
+  }
+};
+
+Trace::Trace() : impl_(new Impl) {}
+Trace::Trace(Trace&&) noexcept = default;
+Trace& Trace::operator=(Trace&&) noexcept = default;
+Trace::~Trace() = default;
+
+Result<Trace> Trace::Open(const std::string& path, const OpenOptions& options) {
+  Trace t;
+  Status s = MapPath(path, &t.impl_->mapping);
+  if (!s.ok()) return s;
+  auto r = FromBytes(t.impl_->mapping.data, t.impl_->mapping.size, DisplayName(path), options);
+  if (!r) return r.error();
+  Trace out = std::move(r).value();
+  std::swap(out.impl_->mapping.map, t.impl_->mapping.map);
+  std::swap(out.impl_->mapping.size, t.impl_->mapping.size);
+  return out;
+}
+
+Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string name,
+                               const OpenOptions& options) {
+  Trace t;
+  Impl& m = *t.impl_;
+  m.name = std::move(name);
+  m.data = data;
+  m.size = size;
+  if (size == 0) return DataError(m.name + ": empty input, not a trace");
+  uint64_t off = 0;
+  NodeId base = 0;
+  while (off < size) {
+    ChunkHeader h;
+    uint64_t len = 0;
+    Status s = FrameChunk(data, size, off, m.chunks.size(), base, &len, &h);
+    if (!s.ok()) {
+      bool truncation = s.message().find("truncated") != std::string::npos;
+      if (options.allow_partial && truncation && !m.chunks.empty()) break;
+      return s.Prefixed(m.name);
+    }
+    ChunkInfo info;
+    info.offset = off;
+    info.size = len;
+    info.index = h.index;
+    info.base = h.base;
+    info.num_nodes = h.num_nodes;
+    info.base_depth = h.base_depth;
+    info.last = h.last;
+    m.chunks.push_back(info);
+    base += h.num_nodes;
+    off += 4 + len;
+    if (h.last) {
+      if (off != size) {
+        return DataError(m.name + ": " + std::to_string(size - off) +
+                         " bytes after the final chunk");
+      }
+      m.complete = true;
+    }
+  }
+  if (!m.complete && !options.allow_partial) {
+    return DataError(m.name + ": trace is incomplete: no final chunk after " +
+                     std::to_string(m.chunks.size()) +
+                     " chunks (the writer did not finish); --partial reads the complete chunks");
+  }
+  m.state.assign(m.chunks.size(), 0);
+  m.errors.assign(m.chunks.size(), Status());
+  m.facts.resize(m.chunks.size());
+  t.num_nodes_ = base;
+  if (m.complete) {
+    // The final chunk's total must agree with the chunks' node counts.
+    const uint8_t* last = data + m.chunks.back().offset;
+    Status vs = t.VerifyChunk(static_cast<uint32_t>(m.chunks.size() - 1));
+    if (!vs.ok()) return vs;
+    if (fb::GetSizePrefixedChunk(last)->total_nodes() != base) {
+      return DataError(m.name + ": final chunk says " +
+                       std::to_string(fb::GetSizePrefixedChunk(last)->total_nodes()) +
+                       " nodes, the chunks hold " + std::to_string(base));
+    }
+  }
+  return t;
+}
+
+const std::string& Trace::name() const { return impl_->name; }
+uint64_t Trace::file_bytes() const { return impl_->size; }
+bool Trace::complete() const { return impl_->complete; }
+const std::vector<ChunkInfo>& Trace::chunks() const { return impl_->chunks; }
+
+uint16_t Trace::format_major() const {
+  return impl_->chunks.empty() ? 0 : impl_->Root(0)->format_major();
+}
+uint16_t Trace::format_minor() const {
+  return impl_->chunks.empty() ? 0 : impl_->Root(0)->format_minor();
+}
+
+std::string_view Trace::producer_name() const {
+  if (impl_->chunks.empty() || !VerifyChunk(0).ok()) return "";
+  const fb::Producer* p = impl_->Root(0)->producer();
+  return p && p->name() ? p->name()->string_view() : "";
+}
+
+std::string_view Trace::producer_version() const {
+  if (impl_->chunks.empty() || !VerifyChunk(0).ok()) return "";
+  const fb::Producer* p = impl_->Root(0)->producer();
+  return p && p->version() ? p->version()->string_view() : "";
+}
+
+std::vector<MetaEntry> Trace::trace_meta() const {
+  std::vector<MetaEntry> out;
+  if (!impl_->complete) return out;
+  uint32_t i = static_cast<uint32_t>(impl_->chunks.size() - 1);
+  if (!VerifyChunk(i).ok()) return out;
+  const fb::Chunk* c = impl_->Root(i);
+  if (!c->trace_meta()) return out;
+  for (const fb::Meta* m : *c->trace_meta()) {
+    out.push_back({c->strings()->Get(m->key())->string_view(), internal::DecodeValue(c, m->value())});
+  }
+  return out;
+}
+
+const fb::Chunk* Trace::chunk_root(uint32_t i) const { return impl_->Root(i); }
+
+Status Trace::VerifyChunk(uint32_t i) const {
+  Impl& m = *impl_;
+  if (m.state[i] == 1) return Status::Ok();
+  if (m.state[i] == 2) return m.errors[i];
+  const ChunkInfo& info = m.chunks[i];
+  Status s = internal::VerifyChunk(m.data + info.offset, info.size + 4, &m.facts[i]);
+  if (s.ok()) {
+    m.state[i] = 1;
+    return s;
+  }
+  m.state[i] = 2;
+  m.errors[i] = DataError(m.name + ": chunk " + std::to_string(i) + " at byte " +
+                          std::to_string(info.offset) + ": " + s.message());
+  return m.errors[i];
+}
+
+uint32_t Trace::chunk_of(NodeId id) const {
+  const auto& cs = impl_->chunks;
+  auto it = std::upper_bound(cs.begin(), cs.end(), id,
+                             [](NodeId v, const ChunkInfo& c) { return v < c.base; });
+  return static_cast<uint32_t>((it - cs.begin()) - 1);
+}
+
+Result<NodeView> Trace::node(NodeId id) const {
+  if (id >= num_nodes_) {
+    return NotFound(impl_->name + ": node " + std::to_string(id) + " out of range (trace has " +
+                    std::to_string(num_nodes_) + " nodes)");
+  }
+  uint32_t ci = chunk_of(id);
+  Status s = VerifyChunk(ci);
+  if (!s.ok()) return s;
+  const fb::Chunk* c = impl_->Root(ci);
+  uint32_t local = static_cast<uint32_t>(id - impl_->chunks[ci].base);
+  s = internal::CheckNode(c, impl_->facts[ci], local, id);
+  if (!s.ok()) return DataError(impl_->name + ": " + At(ci, id, s.message()));
+  NodeView v;
+  v.trace_ = this;
+  v.chunk_ = c;
+  v.cls_ = c->classes()->Get(c->nodes()->Get(local)->cls());
+  v.chunk_index_ = ci;
+  v.local_ = local;
+  v.id_ = id;
+  return v;
+}
+
+std::optional<std::string_view> Trace::FunctionIR(std::string_view name, NodeId near) const {
+  if (num_nodes_ == 0) return std::nullopt;
+  int64_t start = chunk_of(std::min<NodeId>(near, num_nodes_ - 1));
+  for (int64_t i = start; i >= 0; --i) {
+    if (!VerifyChunk(static_cast<uint32_t>(i)).ok()) return std::nullopt;
+    const fb::Chunk* c = impl_->Root(static_cast<uint32_t>(i));
+    if (!c->functions()) continue;
+    for (const fb::FunctionIR* f : *c->functions()) {
+      if (c->strings()->Get(f->name())->string_view() == name && f->ir()) {
+        return f->ir()->string_view();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- NodeView
+
+NodeKind NodeView::kind() const { return static_cast<NodeKind>(cls_->kind()); }
+VKind NodeView::vkind() const { return static_cast<VKind>(cls_->vkind()); }
+uint64_t NodeView::bits() const { return chunk_->nodes()->Get(local_)->value(); }
+
+Value NodeView::value() const { return internal::DecodeValue(chunk_, bits(), cls_->vkind()); }
+
+std::string_view NodeView::op() const {
+  if (cls_->op() == ~0u) return "";
+  return chunk_->strings()->Get(cls_->op())->string_view();
+}
+
+Location NodeView::location() const {
+  Location l;
+  l.block = cls_->block();
+  l.pos = cls_->pos();
+  l.is_branch = kind() == NodeKind::kJump || kind() == NodeKind::kReturn;
+  l.line = cls_->line();
+  l.col = cls_->col();
+  return l;
+}
+
+size_t NodeView::num_operands() const { return cls_->n_operands(); }
+
+Operand NodeView::operand(size_t i) const {
+  Operand out;
+  const auto* pool = chunk_->operands();
+  uint32_t o = pool->Get(cls_->first_operand() + static_cast<uint32_t>(i));
+  if (o != 0) {
+    out.literal = internal::DecodeValue(chunk_, *chunk_->literals()->Get(o - 1));
+    return out;
+  }
+  uint32_t k = 0;
+  for (size_t j = 0; j < i; ++j) {
+    if (pool->Get(cls_->first_operand() + static_cast<uint32_t>(j)) == 0) ++k;
+  }
+  const fb::Node* n = chunk_->nodes()->Get(local_);
+  out.is_ref = true;
+  out.ref = id_ - chunk_->refs()->Get(n->first_ref() + k);
+  return out;
+}
+
+std::vector<NodeId> NodeView::refs() const {
+  std::vector<NodeId> out;
+  const auto* pool = chunk_->operands();
+  const fb::Node* n = chunk_->nodes()->Get(local_);
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < cls_->n_operands(); ++j) {
+    if (pool->Get(cls_->first_operand() + j) == 0) {
+      out.push_back(id_ - chunk_->refs()->Get(n->first_ref() + k));
+      ++k;
+    }
+  }
+  return out;
+}
+
+uint32_t NodeView::jump_target() const { return cls_->aux(); }
+bool NodeView::has_condition() const { return (cls_->flags() & 1) != 0; }
+bool NodeView::taken_when() const { return (cls_->flags() & 2) != 0; }
+uint32_t NodeView::block_arg_index() const { return cls_->aux(); }
+
+NodeId NodeView::closes() const {
+  if (kind() != NodeKind::kReturn && kind() != NodeKind::kError) return kNoNode;
+  const fb::Node* n = chunk_->nodes()->Get(local_);
+  uint32_t k = trace_->impl_->facts[chunk_index_].class_refs[n->cls()];
+  return id_ - chunk_->refs()->Get(n->first_ref() + k - 1);
+}
+
+std::vector<MetaEntry> NodeView::meta() const {
+  std::vector<MetaEntry> out;
+  const auto* meta = chunk_->meta();
+  if (!meta || meta->size() == 0) return out;
+  // Sorted by node: binary search for the first entry of this node.
+  uint32_t lo = 0, hi = meta->size();
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (meta->Get(mid)->node() < local_) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (uint32_t i = lo; i < meta->size() && meta->Get(i)->node() == local_; ++i) {
+    const fb::Meta* m = meta->Get(i);
+    out.push_back({chunk_->strings()->Get(m->key())->string_view(),
+                   internal::DecodeValue(chunk_, m->value())});
+  }
+  return out;
+}
+
+std::optional<Value> NodeView::meta(std::string_view key) const {
+  for (const MetaEntry& e : meta()) {
+    if (e.key == key) return e.value;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- ChunkStream
+
+struct ChunkStream::Impl {
+  std::string name;
+  Mapping mapping;  // regular files
+  int fd = -1;      // pipes
+  bool owned_fd = false;
+  std::vector<uint8_t> buf;
+  uint64_t offset = 0;
+  uint64_t number = 0;
+  NodeId base = 0;
+  bool done = false;
+  ChunkInfo info;
+  ChunkFacts facts;
+
+  ~Impl() {
+    if (owned_fd && fd >= 0) close(fd);
+  }
+
+  // Reads exactly n bytes into buf at `at`, growing it as data arrives (so a
+  // hostile size prefix cannot make us allocate what is not there). Returns
+  // the number of bytes read.
+  Result<size_t> ReadFully(size_t at, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      size_t step = std::min<size_t>(n - got, 1 << 20);
+      if (buf.size() < at + got + step) buf.resize(at + got + step);
+      ssize_t r = read(fd, buf.data() + at + got, step);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return IoError(name + ": read failed: " + strerror(errno));
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  }
+};
+
+ChunkStream::ChunkStream() : impl_(new Impl) {}
+ChunkStream::ChunkStream(ChunkStream&&) noexcept = default;
+ChunkStream& ChunkStream::operator=(ChunkStream&&) noexcept = default;
+ChunkStream::~ChunkStream() = default;
+
+const std::string& ChunkStream::name() const { return impl_->name; }
+const ChunkInfo& ChunkStream::info() const { return impl_->info; }
+uint64_t ChunkStream::bytes_read() const { return impl_->offset; }
+
+Result<ChunkStream> ChunkStream::Open(const std::string& path) {
+  ChunkStream s;
+  Impl& m = *s.impl_;
+  m.name = DisplayName(path);
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return IoError(m.name + ": cannot open: " + strerror(errno));
+    m.owned_fd = true;
+  }
+  m.fd = fd;
+  struct stat st;
+  if (fstat(fd, &st) != 0) return IoError(m.name + ": cannot stat: " + strerror(errno));
+  if (S_ISDIR(st.st_mode)) return IoError(m.name + ": is a directory");
+  if (S_ISREG(st.st_mode)) {
+    if (st.st_size == 0) return DataError(m.name + ": empty input, not a trace");
+    Status ms = MapPath(path, &m.mapping);
+    if (!ms.ok()) return ms;
+  }
+  return s;
+}
+
+Result<const fb::Chunk*> ChunkStream::Next() {
+  Impl& m = *impl_;
+  if (m.done) return static_cast<const fb::Chunk*>(nullptr);
+  const uint8_t* p;
+  uint64_t len = 0;
+  ChunkHeader h;
+  if (m.mapping.data != nullptr) {
+    if (m.offset >= m.mapping.size) {
+      m.done = true;
+      if (m.number == 0) return DataError(m.name + ": empty input, not a trace");
+      return DataError(m.name + ": trace is incomplete: no final chunk after " +
+                       std::to_string(m.number) + " chunks (the writer did not finish)");
+    }
+    Status s = FrameChunk(m.mapping.data, m.mapping.size, m.offset, m.number, m.base, &len, &h);
+    if (!s.ok()) return s.Prefixed(m.name);
+    p = m.mapping.data + m.offset;
+  } else {
+    // Pipe: the prefix, then the rest of the chunk.
+    auto got = m.ReadFully(0, 12);
+    if (!got) return got.error();
+    if (*got == 0) {
+      m.done = true;
+      if (m.number == 0) return DataError(m.name + ": empty input, not a trace");
+      return DataError(m.name + ": trace is incomplete: no final chunk after " +
+                       std::to_string(m.number) + " chunks (the writer did not finish)");
+    }
+    uint64_t want = *got;
+    if (*got == 12) {
+      uint64_t l = LoadU32(m.buf.data());
+      if (l >= 12 && l <= kMaxChunkBytes && memcmp(m.buf.data() + 8, kFileIdentifier, 4) == 0) {
+        auto more = m.ReadFully(12, l + 4 - 12);
+        if (!more) return more.error();
+        want = 12 + *more;
+      }
+    }
+    Status s = FrameChunk(m.buf.data(), want, 0, m.number, m.base, &len, &h);
+    if (!s.ok()) {
+      // Report offsets in stream terms.
+      std::string msg = s.message();
+      auto pos = msg.find(" at byte 0");
+      if (pos != std::string::npos) msg.replace(pos, 10, " at byte " + std::to_string(m.offset));
+      return Status(s.code(), m.name + ": " + msg);
+    }
+    p = m.buf.data();
+  }
+  Status vs = internal::VerifyChunk(p, len + 4, &m.facts);
+  if (!vs.ok()) {
+    return DataError(m.name + ": chunk " + std::to_string(m.number) + " at byte " +
+                     std::to_string(m.offset) + ": " + vs.message());
+  }
+  m.info.offset = m.offset;
+  m.info.size = len;
+  m.info.index = h.index;
+  m.info.base = h.base;
+  m.info.num_nodes = h.num_nodes;
+  m.info.base_depth = h.base_depth;
+  m.info.last = h.last;
+  m.offset += 4 + len;
+  m.base += h.num_nodes;
+  ++m.number;
+  if (h.last) {
+    m.done = true;
+    bool trailing = m.mapping.data != nullptr ? m.offset != m.mapping.size : false;
+    if (m.mapping.data == nullptr) {
+      uint8_t extra;
+      ssize_t r = read(m.fd, &extra, 1);
+      trailing = r > 0;
+    }
+    if (trailing) return DataError(m.name + ": data after the final chunk");
+  }
+  return fb::GetSizePrefixedChunk(p);
+}
+
+namespace internal {
+const ChunkFacts& FactsOf(const ChunkStream& s) { return s.impl_->facts; }
+}  // namespace internal
+
+}  // namespace irt

@@ -1,0 +1,119 @@
+#include "common/cli.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+namespace irt::tools {
+
+bool ColorAllowed(int fd, const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && no_color[0] != '\0') return false;
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
+  return isatty(fd) != 0;
+}
+
+Cli::Cli(std::string name, std::string description)
+    : name_(std::move(name)), app_(std::move(description), name_) {
+  app_.set_version_flag("--version", name_ + " (irtrace) " IRT_VERSION);
+  app_.add_flag("-q,--quiet", quiet_, "Print errors only");
+  app_.add_flag("-v,--verbose", verbose_, "Print more (repeat for debug output)");
+  app_.add_option("--color", color_, "Colour: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN");
+  app_.footer("See " + name_ + "(1).");
+}
+
+Cli::~Cli() = default;
+
+void Cli::AddForceOption() {
+  app_.add_flag("-f,--force", force_, "Write binary output even to a terminal");
+}
+
+void Cli::InitLogging() {
+  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
+      ColorAllowed(STDERR_FILENO, color_) ? spdlog::color_mode::always
+                                          : spdlog::color_mode::never);
+  log_ = std::make_shared<spdlog::logger>(name_, sink);
+  log_->set_pattern("%n: %^%l%$: %v");
+  if (quiet_) {
+    log_->set_level(spdlog::level::err);
+  } else if (verbose_ >= 2) {
+    log_->set_level(spdlog::level::debug);
+  } else if (verbose_ == 1) {
+    log_->set_level(spdlog::level::info);
+  } else {
+    log_->set_level(spdlog::level::warn);
+  }
+}
+
+int Cli::Run(int argc, char** argv, const std::function<Status()>& body) {
+  return RunWithCode(
+      argc, argv,
+      [&]() -> Result<int> {
+        Status s = body();
+        if (!s.ok()) return s;
+        return kExitOk;
+      },
+      kExitFailure);
+}
+
+int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& body,
+                     int trouble_code) {
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app_.help();
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    InitLogging();
+    std::string what = e.what();
+    if (!what.empty() && what.back() == '\n') what.pop_back();
+    log_->error("{}", what);
+    log_->error("run '{} --help' for usage", name_);
+    return trouble_code == kExitFailure ? kExitUsage : trouble_code;
+  }
+  InitLogging();
+  Result<int> r = body();
+  std::cout.flush();
+  if (r.has_value()) return *r;
+  const Status& s = r.error();
+  if (s.code() == Code::kIoError && s.message().find("broken pipe") != std::string::npos) {
+    return trouble_code;  // the reader went away: quiet
+  }
+  log_->error("{}", s.message());
+  if (s.code() == Code::kInvalidArgument) {
+    return trouble_code == kExitFailure ? kExitUsage : trouble_code;
+  }
+  return trouble_code;
+}
+
+Status Cli::CheckInput(const std::string& path) const {
+  if (path == "-" && isatty(STDIN_FILENO)) {
+    return InvalidArgument("standard input is a terminal; give a trace file or pipe one in");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Output>> Cli::OpenOutput(const std::string& path, bool binary) const {
+  IRT_ASSIGN_OR_RETURN(auto out, Output::Open(path));
+  if (binary && !force_ && out->IsTerminal()) {
+    return InvalidArgument(
+        "refusing to write a binary trace to a terminal; use -o FILE, a pipe, or --force");
+  }
+  return out;
+}
+
+bool Cli::StdoutColor() const { return ColorAllowed(STDOUT_FILENO, color_); }
+
+}  // namespace irt::tools

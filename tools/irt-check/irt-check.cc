@@ -1,0 +1,37 @@
+// irt-check: verifies a trace completely and summarises it.
+#include <fmt/format.h>
+
+#include "common/cli.h"
+#include "irt/check.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-check", "Verify a trace file completely and print a summary");
+  std::string input = "-", output = "-";
+  bool json = false;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
+  app.add_option("-o,--output", output, "Write the summary to FILE instead of stdout")
+      ->type_name("FILE");
+  app.add_flag("--json", json, "Print the summary as JSON");
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    IRT_ASSIGN_OR_RETURN(irt::CheckSummary s, irt::CheckTrace(input));
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
+    if (json) {
+      *out << fmt::format(
+          "{{\"ok\":true,\"format\":{{\"major\":{},\"minor\":{}}},\"producer\":{{\"name\":\"{}\","
+          "\"version\":\"{}\"}},\"chunks\":{},\"nodes\":{},\"calls\":{},\"max_depth\":{},"
+          "\"bytes\":{}}}\n",
+          s.format_major, s.format_minor, s.producer_name, s.producer_version, s.chunks, s.nodes,
+          s.calls, s.max_depth, s.bytes);
+    } else {
+      *out << fmt::format("format:    {}.{}\n", s.format_major, s.format_minor)
+           << fmt::format("producer:  {} {}\n", s.producer_name, s.producer_version)
+           << fmt::format("chunks:    {}\n", s.chunks) << fmt::format("nodes:     {}\n", s.nodes)
+           << fmt::format("calls:     {}\n", s.calls)
+           << fmt::format("max depth: {}\n", s.max_depth)
+           << fmt::format("bytes:     {}\n", s.bytes) << "ok\n";
+    }
+    return out->Commit();
+  });
+}

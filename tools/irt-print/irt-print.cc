@@ -1,0 +1,35 @@
+// irt-print: a trace as IRTracker's text listing, or as JSON.
+#include "common/cli.h"
+#include "irt/print.h"
+#include "irt/trace.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-print", "Print a trace as an extended Wengert list (or JSON)");
+  std::string input = "-", output = "-";
+  irt::PrintOptions opts;
+  bool json = false, partial = false, no_meta = false;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
+  app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  app.add_option("-l,--levels", opts.levels,
+                 "Print N levels: 1 is the call itself, 2 adds its children, ... (0: all)")
+      ->type_name("N");
+  app.add_option("-n,--node", opts.node_path, "Print the subtree at PATH, e.g. @8/@4")
+      ->type_name("PATH");
+  app.add_flag("--json", json, "Print JSON (one document) instead of text");
+  app.add_flag("--no-meta", no_meta, "Do not print metadata");
+  app.add_option("--max-elements", opts.max_elements,
+                 "Abbreviate tensors with more elements than N (0: never)")
+      ->type_name("N");
+  app.add_flag("--partial", partial, "Read the complete chunks of an unfinished trace");
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    opts.show_meta = !no_meta;
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input, {.allow_partial = partial}));
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
+    irt::Status s = json ? irt::PrintJson(trace, opts, *out) : irt::PrintText(trace, opts, *out);
+    if (!s.ok()) return s;
+    return out->Commit();
+  });
+}
