@@ -1,0 +1,65 @@
+// Replays the fuzzer's seed corpus and every input that ever crashed or hung
+// it (tests/fuzz/regressions/) through the fuzzer's body, so each bug the
+// fuzzer found stays fixed in every build, the sanitizer build included.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "fuzz/trace_fuzz_body.h"
+
+namespace irt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> FilesIn(const std::string& dir) {
+  std::vector<fs::path> out;
+  fs::path d = fs::path(IRT_SOURCE_DIR) / dir;
+  if (!fs::is_directory(d)) return out;
+  for (const auto& e : fs::directory_iterator(d)) {
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Runs every file of `dir` with standard output sent to /dev/null.
+void Replay(const std::string& dir, size_t min_files) {
+  std::vector<fs::path> files = FilesIn(dir);
+  EXPECT_GE(files.size(), min_files) << dir;
+  std::fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  int null = open("/dev/null", O_WRONLY);
+  ASSERT_GE(saved, 0);
+  ASSERT_GE(null, 0);
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+    dup2(null, STDOUT_FILENO);
+    auto start = std::chrono::steady_clock::now();
+    fuzz::RunOne(bytes.data(), bytes.size());
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    dup2(saved, STDOUT_FILENO);
+    // A hang found by the fuzzer must stay fixed too (generous for sanitizers).
+    EXPECT_LT(s, 10.0) << f.filename();
+  }
+  close(null);
+  close(saved);
+}
+
+TEST(FuzzRegressionsTest, SeedCorpus) { Replay("tests/fuzz/corpus", 1); }
+
+TEST(FuzzRegressionsTest, Regressions) { Replay("tests/fuzz/regressions", 0); }
+
+}  // namespace
+}  // namespace irt

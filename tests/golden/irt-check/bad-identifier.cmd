@@ -1,0 +1,1 @@
+make_bad_traces bad-identifier bad-identifier.fb && irt-check bad-identifier.fb

@@ -1,0 +1,1 @@
+make_bad_traces chunk-base chunk-base.fb && irt-check chunk-base.fb

@@ -1,0 +1,1 @@
+make_bad_traces chunk-number chunk-number.fb && irt-check chunk-number.fb

@@ -1,0 +1,1 @@
+: > empty.fb && irt-check empty.fb

@@ -1,0 +1,1 @@
+irt-check a.fb b.fb

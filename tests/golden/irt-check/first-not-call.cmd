@@ -1,0 +1,1 @@
+make_bad_traces first-not-call first-not-call.fb && irt-check first-not-call.fb

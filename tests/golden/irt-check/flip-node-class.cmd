@@ -1,0 +1,1 @@
+make_bad_traces flip-node-class flip-node-class.fb && irt-check flip-node-class.fb

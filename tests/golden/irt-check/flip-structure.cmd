@@ -1,0 +1,1 @@
+make_bad_traces flip-structure flip-structure.fb && irt-check flip-structure.fb

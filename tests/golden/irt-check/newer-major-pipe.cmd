@@ -1,0 +1,1 @@
+make_bad_traces newer-major t.fb && cat t.fb | irt-check -

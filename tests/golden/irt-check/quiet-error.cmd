@@ -1,0 +1,1 @@
+make_bad_traces forward-ref t.fb && irt-check -q t.fb

@@ -1,0 +1,1 @@
+make_bad_traces trailing-bytes trailing-bytes.fb && irt-check trailing-bytes.fb

@@ -1,0 +1,1 @@
+make_bad_traces truncated truncated.fb && irt-check truncated.fb

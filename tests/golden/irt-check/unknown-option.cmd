@@ -1,0 +1,1 @@
+make_bad_traces valid t.fb && irt-check --bogus t.fb

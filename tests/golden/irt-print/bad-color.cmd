@@ -1,0 +1,1 @@
+make_bad_traces valid t.fb && irt-print --color=sometimes t.fb

@@ -1,0 +1,1 @@
+make_bad_traces bad-identifier t.fb && cat t.fb | irt-print

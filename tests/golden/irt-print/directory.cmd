@@ -1,0 +1,1 @@
+mkdir dir && irt-print dir

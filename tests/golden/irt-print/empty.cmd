@@ -1,0 +1,1 @@
+: > empty.fb && irt-print empty.fb

@@ -1,0 +1,1 @@
+irt-print a.fb b.fb

@@ -1,0 +1,1 @@
+make_bad_traces first-not-call first-not-call.fb && irt-print first-not-call.fb

@@ -1,0 +1,1 @@
+make_bad_traces forward-ref forward-ref.fb && irt-print forward-ref.fb

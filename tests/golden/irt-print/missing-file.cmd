@@ -1,0 +1,1 @@
+irt-print missing.fb

@@ -1,0 +1,1 @@
+make_bad_traces newer-major newer-major.fb && irt-print newer-major.fb

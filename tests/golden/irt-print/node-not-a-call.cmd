@@ -1,0 +1,1 @@
+make_bad_traces valid t.fb && irt-print -n @3/@1 t.fb

@@ -1,0 +1,1 @@
+make_bad_traces forward-ref t.fb && irt-print -q t.fb

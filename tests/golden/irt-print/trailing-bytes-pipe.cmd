@@ -1,0 +1,1 @@
+make_bad_traces trailing-bytes t.fb && cat t.fb | irt-print

@@ -1,0 +1,1 @@
+make_bad_traces unclosed-call unclosed-call.fb && irt-print unclosed-call.fb
