@@ -1,0 +1,1 @@
+irt-print testdata/compat/v1/geom.fb

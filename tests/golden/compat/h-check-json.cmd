@@ -1,0 +1,1 @@
+irt-check --json testdata/compat/v1/h.fb

@@ -1,0 +1,1 @@
+irt-check testdata/compat/v1/h.fb

@@ -1,0 +1,1 @@
+irt-print --json testdata/compat/v1/h.fb | jq -S .
