@@ -481,6 +481,18 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
 
 }  // namespace
 
+std::string JsonQuote(std::string_view s) {
+  std::string out;
+  JsonString(out, s);
+  return out;
+}
+
+std::string JsonValue(const Value& v) {
+  std::string out;
+  JsonValue(out, v);
+  return out;
+}
+
 Result<std::string> FormatNode(const Trace& trace, const CallBody& body, size_t pos,
                                const PrintOptions& opts) {
   std::string out;

@@ -3,6 +3,7 @@
 
 #include "common/cli.h"
 #include "irt/check.h"
+#include "irt/print.h"
 
 int main(int argc, char** argv) {
   irt::tools::Cli cli("irt-check", "Verify a trace file completely and print a summary");
@@ -19,10 +20,11 @@ int main(int argc, char** argv) {
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
     if (json) {
       *out << fmt::format(
-          "{{\"ok\":true,\"format\":{{\"major\":{},\"minor\":{}}},\"producer\":{{\"name\":\"{}\","
-          "\"version\":\"{}\"}},\"chunks\":{},\"nodes\":{},\"calls\":{},\"max_depth\":{},"
+          "{{\"ok\":true,\"format\":{{\"major\":{},\"minor\":{}}},\"producer\":{{\"name\":{},"
+          "\"version\":{}}},\"chunks\":{},\"nodes\":{},\"calls\":{},\"max_depth\":{},"
           "\"bytes\":{}}}\n",
-          s.format_major, s.format_minor, s.producer_name, s.producer_version, s.chunks, s.nodes,
+          s.format_major, s.format_minor, irt::JsonQuote(s.producer_name),
+          irt::JsonQuote(s.producer_version), s.chunks, s.nodes,
           s.calls, s.max_depth, s.bytes);
     } else {
       *out << fmt::format("format:    {}.{}\n", s.format_major, s.format_minor)

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "irt/graph.h"
 #include "irt/output.h"
@@ -38,6 +39,13 @@ Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out);
 /// Each node: {"pos","kind","location","op","args","value","type","meta",...}.
 /// Floats as shortest round-trip numbers; NaN and Inf as strings.
 Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out);
+
+/// `s` as a JSON string literal, quotes included.
+std::string JsonQuote(std::string_view s);
+/// A value as JSON: numbers (shortest round trip; NaN and Inf as the strings
+/// "NaN", "Inf", "-Inf"), booleans, null for nothing, strings,
+/// {"function": name}, {"dtype", "shape", "data"} for tensors, {"tuple": [...]}.
+std::string JsonValue(const Value& v);
 
 }  // namespace irt
 
