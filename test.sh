@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds irtrace and runs every test, as CI does (.ci/run calls this).
+#
+#   ./test.sh [PHASE...]     all phases by default, in this order:
+#     release    Release build (build-release/), ctest: unit tests + golden cases
+#     sanitize   ASan+UBSan build (build-asan/, -DIRT_SANITIZE=ON), ctest again
+#     fuzz       clang libFuzzer build (build-fuzz/): replays every input in
+#                tests/fuzz/regressions/, then fuzzes the reader and checker
+#                for IRT_FUZZ_SECONDS over the seed corpus tests/fuzz/corpus/
+#     man        man/check.sh: mandoc lint, pages up to date, every --help
+#                option documented, examples real (needs the release build)
+#
+# Run as root with apt-get available, it first installs the Debian packages
+# it needs (.ci/install-deps --if-needed) unless IRT_NO_INSTALL is set.
+# Every phase runs even if one before it failed; the exit status is 0 only
+# if all passed. Environment:
+#   IRT_JOBS           parallel build and test jobs (default 2)
+#   IRT_FUZZ_SECONDS   fuzzing time (default 60)
+#   IRT_NO_INSTALL     set: never install packages
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$PWD
+
+jobs=${IRT_JOBS:-2}
+fuzz_seconds=${IRT_FUZZ_SECONDS:-60}
+all_phases=(release sanitize fuzz man)
+phases=("$@")
+((${#phases[@]})) || phases=("${all_phases[@]}")
+for p in "${phases[@]}"; do
+  [[ " ${all_phases[*]} " == *" $p "* ]] || {
+    echo "test.sh: unknown phase '$p' (phases: ${all_phases[*]})" >&2
+    exit 2
+  }
+done
+
+banner() { printf '\n==== %s ====\n' "$*"; }
+
+configure_build() {  # DIR CMAKE_ARGS...
+  local dir=$1
+  shift
+  cmake -S "$root" -B "$root/$dir" -G Ninja "$@"
+  cmake --build "$root/$dir" -j "$jobs"
+}
+
+phase_release() {
+  configure_build build-release -DCMAKE_BUILD_TYPE=Release
+  ctest --test-dir "$root/build-release" --output-on-failure -j "$jobs"
+}
+
+phase_sanitize() {
+  # Debug keeps assertions on; -O1 keeps the tests quick under the sanitizers.
+  configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+    -DIRT_SANITIZE=ON
+  ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
+}
+
+phase_fuzz() {
+  local dir=$root/build-fuzz
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIRT_FUZZ=ON \
+    -DIRT_TESTS=OFF -DCMAKE_CXX_COMPILER=clang++
+  cmake --build "$dir" -j "$jobs" --target trace_fuzzer
+  local fuzzer=$dir/bin/trace_fuzzer
+  mkdir -p "$dir/corpus" "$dir/artifacts"
+  local regressions=("$root"/tests/fuzz/regressions/*) ok=1
+  if [[ -e ${regressions[0]} ]]; then
+    echo "replaying ${#regressions[@]} regression inputs"
+    "$fuzzer" "${regressions[@]}" || {
+      ok=0
+      echo "test.sh: a regression input of tests/fuzz/regressions/ fails again (above)" >&2
+    }
+  fi
+  # New inputs go to build-fuzz/corpus (kept between local runs); the
+  # committed seeds are read only.
+  if ! "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+    -dict="$root/tests/fuzz/trace.dict" -artifact_prefix="$dir/artifacts/" -print_final_stats=1 \
+    "$dir/corpus" "$root/tests/fuzz/corpus"; then
+    ok=0
+    echo "test.sh: the fuzzer found a bug; its input is in $dir/artifacts/." >&2
+    echo "  Reproduce: $fuzzer FILE; then add FILE to tests/fuzz/regressions/." >&2
+  fi
+  ((ok))
+}
+
+phase_man() {
+  "$root/man/check.sh" "$root/build-release/bin"
+}
+
+if [[ -z ${IRT_NO_INSTALL:-} ]]; then
+  banner "dependencies"
+  "$root/.ci/install-deps" --if-needed
+fi
+
+declare -A took status
+passed=0
+failed=0
+for p in "${phases[@]}"; do
+  banner "$p"
+  start=$SECONDS
+  # A background subshell keeps `set -e` in force inside the phase (it is
+  # ignored in a subshell whose status is tested directly).
+  (
+    set -euo pipefail
+    "phase_$p"
+  ) &
+  if wait $!; then
+    status[$p]=ok
+    passed=$((passed + 1))
+  else
+    status[$p]=FAILED
+    failed=$((failed + 1))
+  fi
+  took[$p]=$((SECONDS - start))
+done
+
+banner "summary"
+for p in "${phases[@]}"; do
+  printf '%-10s %-7s %5d s\n' "$p" "${status[$p]}" "${took[$p]}"
+done
+echo "phases: $passed passed, $failed failed"
+((failed == 0))

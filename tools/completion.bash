@@ -1,0 +1,5 @@
+# Bash completion for the irtrace tools: long options as each tool's --help
+# lists them, file names otherwise (bash-completion's _longopt). Source this
+# file, or install it as /usr/share/bash-completion/completions/irt-print
+# with a symlink of that name for each tool.
+complete -F _longopt irt-check irt-print irt-trace
