@@ -129,7 +129,18 @@ std::string TypeName(const Value& v);
 /// Parses a literal as written in IR and on command lines: 2, -3, 2.0, 1e-3,
 /// Inf, NaN, 1.5f0, true, false, nothing, "text", [1.0, 2.0], [1.0 2.0; 3.0 4.0],
 /// (1, 2.0). Integers are Int64, numbers with '.', 'e' or Inf/NaN are Float64.
+/// Everything FormatValue prints reads back, except abbreviated tensors and
+/// function names: also Float32[1.5, 2.0], Int32[1, 2], Float64[] (element
+/// type prefix), [1.0; 2.0;;] (n×1 matrix), 2×2×2[1.0, ...] and
+/// 0×3 Float64[] (shape prefix, row-major elements), fill(1.0) (0-dimensional).
+/// Tuples nest at most kMaxLiteralDepth deep. Errors are kDataError.
 Result<Value> ParseLiteral(std::string_view text);
+/// Parses the literal at the start of `text` and stores the number of bytes
+/// it spans in `*length`. On error, `*error_offset` (if given) is the byte
+/// offset in `text` where the problem was found.
+Result<Value> ParseLiteralPrefix(std::string_view text, size_t* length,
+                                 size_t* error_offset = nullptr);
+inline constexpr int kMaxLiteralDepth = 64;
 
 /// Reads a NumPy .npy file (format 1.0-3.0; little-endian f8, f4, i8, i4, b1;
 /// C or Fortran order) into a tensor.

@@ -1,0 +1,754 @@
+// The interpreter loop. Frames live in one vector and their SSA slots in
+// another, so calls and returns are pushes and pops, never host recursion.
+// Node classes are defined once per statement before the run; the loop only
+// appends nodes (value plus reference ids) and stores slot values, without
+// heap allocation for scalars.
+#include "irt/ir/interpreter.h"
+
+#include <bit>
+#include <cmath>
+
+#include "primitives.h"
+
+namespace irt::ir {
+
+// ---------------------------------------------------------------------------
+// Random numbers
+
+namespace {
+
+uint64_t SplitMix64(uint64_t* x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+inline uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+RandomSource RandomSource::Seeded(uint64_t seed) {
+  RandomSource r;
+  uint64_t x = seed;
+  for (uint64_t& s : r.s_) s = SplitMix64(&x);
+  return r;
+}
+
+RandomSource RandomSource::Replay(std::vector<double> values) {
+  RandomSource r;
+  r.replay_ = true;
+  r.values_ = std::move(values);
+  return r;
+}
+
+uint64_t RandomSource::Next() {
+  uint64_t result = Rotl(s_[1] * 5, 7) * 9;
+  uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = Rotl(s_[3], 45);
+  return result;
+}
+
+bool RandomSource::Uniform(double* out) {
+  if (replay_) {
+    if (next_value_ >= values_.size()) return false;
+    *out = values_[next_value_++];
+  } else {
+    *out = static_cast<double>(Next() >> 11) * 0x1.0p-53;
+  }
+  ++draws_;
+  return true;
+}
+
+bool RandomSource::Normal(double* out) {
+  if (replay_) return Uniform(out);
+  double u, v, s;
+  do {
+    u = static_cast<double>(Next() >> 11) * 0x1.0p-52 - 1.0;
+    v = static_cast<double>(Next() >> 11) * 0x1.0p-52 - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  *out = u * std::sqrt(-2.0 * PortableLog(s) / s);
+  ++draws_;
+  return true;
+}
+
+std::string RandomSource::ExhaustedMessage() const {
+  return "no more random values: all " + std::to_string(values_.size()) +
+         " given values have been used";
+}
+
+double PortableLog(double x) {
+  if (std::isnan(x) || x < 0) return std::nan("");
+  if (x == 0) return -HUGE_VAL;
+  if (std::isinf(x)) return x;
+  int e = 0;
+  double m = std::frexp(x, &e);  // exact: x = m * 2^e, m in [0.5, 1)
+  if (m < 0.70710678118654752440) {
+    m *= 2;
+    --e;
+  }
+  // log(m) = 2 atanh(f) = 2 (f + f^3/3 + f^5/5 + ...), |f| <= 0.172.
+  double f = (m - 1) / (m + 1);
+  double f2 = f * f;
+  double s = 1.0 / 25;
+  for (int k = 23; k >= 1; k -= 2) s = s * f2 + 1.0 / k;
+  double log_m = 2 * f * s;
+  const double kLn2Hi = 6.93147180369123816490e-01;
+  const double kLn2Lo = 1.90821492927058770002e-10;
+  return e * kLn2Hi + (e * kLn2Lo + log_m);
+}
+
+// ---------------------------------------------------------------------------
+// The interpreter
+
+namespace {
+
+struct Slot {
+  Value v;
+  NodeId node = kNoNode;
+};
+
+struct Frame {
+  const Function* fn;
+  uint32_t pc;
+  uint32_t level;  // the root call is level 1
+  bool recording;
+  size_t base;        // first slot in Impl::slots
+  const Instr* call;  // the caller's call statement; nullptr for the root
+};
+
+const Value kNoValue;
+
+// Int64 op Int64 and Float64 op Float64 for the common operators, inline in
+// the loop; everything else goes through EvalPrim.
+inline bool FastBinary(Prim p, const Value& a, const Value& b, Value* out) {
+  VKind k = a.kind();
+  if (k != b.kind()) return false;
+  if (k == VKind::kI64) {
+    uint64_t x = a.bits(), y = b.bits();
+    int64_t sx = a.as_i64(), sy = b.as_i64();
+    switch (p) {
+      case Prim::kAdd:
+        *out = Value::I64(static_cast<int64_t>(x + y));
+        return true;
+      case Prim::kSub:
+        *out = Value::I64(static_cast<int64_t>(x - y));
+        return true;
+      case Prim::kMul:
+        *out = Value::I64(static_cast<int64_t>(x * y));
+        return true;
+      case Prim::kLt:
+        *out = Value::Bool(sx < sy);
+        return true;
+      case Prim::kLe:
+        *out = Value::Bool(sx <= sy);
+        return true;
+      case Prim::kGt:
+        *out = Value::Bool(sx > sy);
+        return true;
+      case Prim::kGe:
+        *out = Value::Bool(sx >= sy);
+        return true;
+      case Prim::kEq:
+        *out = Value::Bool(sx == sy);
+        return true;
+      case Prim::kNe:
+        *out = Value::Bool(sx != sy);
+        return true;
+      default:
+        return false;
+    }
+  }
+  if (k == VKind::kF64) {
+    double x = std::bit_cast<double>(a.bits()), y = std::bit_cast<double>(b.bits());
+    auto f64 = [](double d) { return Value::FromBits(VKind::kF64, std::bit_cast<uint64_t>(d)); };
+    switch (p) {
+      case Prim::kAdd:
+        *out = f64(x + y);
+        return true;
+      case Prim::kSub:
+        *out = f64(x - y);
+        return true;
+      case Prim::kMul:
+        *out = f64(x * y);
+        return true;
+      case Prim::kDiv:
+        *out = f64(x / y);
+        return true;
+      case Prim::kLt:
+        *out = Value::Bool(x < y);
+        return true;
+      case Prim::kLe:
+        *out = Value::Bool(x <= y);
+        return true;
+      case Prim::kGt:
+        *out = Value::Bool(x > y);
+        return true;
+      case Prim::kGe:
+        *out = Value::Bool(x >= y);
+        return true;
+      case Prim::kEq:
+        *out = Value::Bool(x == y);
+        return true;
+      case Prim::kNe:
+        *out = Value::Bool(x != y);
+        return true;
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+// The message for reading slot `slot` before anything was stored in it.
+std::string UndefinedMessage(const Function& f, uint32_t slot) {
+  uint32_t ssa = 0;
+  for (const Block& b : f.blocks) {
+    for (size_t k = 0; k < b.arg_slots.size(); ++k) {
+      if (b.arg_slots[k] == slot) ssa = b.arg_ssa[k];
+    }
+  }
+  for (const Instr& d : f.code) {
+    bool defines = d.code == OpCode::kPrim || d.code == OpCode::kConst || d.code == OpCode::kCall ||
+                   d.code == OpCode::kUndefined;
+    if (defines && d.dst == slot) ssa = d.ssa;
+  }
+  return "UndefVarError: %" + std::to_string(ssa) + " used before it was assigned";
+}
+
+}  // namespace
+
+struct Interpreter::Impl {
+  Impl(const Module& m, TrackingContext& c, RandomSource& r, InterpreterOptions o)
+      : module(m), ctx(c), random(r), options(std::move(o)) {}
+
+  const Module& module;
+  TrackingContext& ctx;
+  RandomSource& random;
+  InterpreterOptions options;
+
+  TraceWriter* writer = nullptr;
+  std::vector<ClassId> cls;  // per uid: the node class
+  std::vector<ClassId> alt;  // per uid: calls as Primitive; parameters with a Ref operand
+  std::vector<uint8_t> hook;
+  std::vector<StatementInfo> infos;
+
+  std::vector<Frame> frames;
+  std::vector<Slot> slots;
+  std::vector<Value> argbuf;
+  std::vector<NodeId> nodebuf;  // per operand: its node, kNoNode for literals
+  std::vector<NodeId> refbuf;
+  std::string error;
+
+  void DefineClasses();
+  Result<Value> Run(int fi, std::span<const Value> args, bool record);
+  Result<Value> Fail(const Instr* at);
+  void AddTraceMeta(std::string_view status, std::string_view function);
+
+  void PushFrame(const Function& f, uint32_t level, bool rec, const Instr* call) {
+    size_t base = slots.size();
+    slots.resize(base + f.num_slots);
+    frames.push_back(Frame{&f, 0, level, rec, base, call});
+  }
+  void PopFrame() {
+    slots.resize(frames.back().base);
+    frames.pop_back();
+  }
+  void Hook(uint32_t uid, NodeKind kind, NodeId id, const Value& v) {
+    if (hook[uid]) {
+      NodeInfo info{kind, infos[uid], v};
+      ctx.OnNode(id, info, *writer);
+    }
+  }
+  // Binds %1 and the parameters of the frame on top; `nodes` holds the
+  // caller's node for each argument (kNoNode for literals).
+  void BindArgs(size_t fi, const Value* vals, const NodeId* nodes, size_t n) {
+    Frame& fr = frames.back();
+    const Function& f = *fr.fn;
+    Slot* regs = &slots[fr.base];
+    const Block& entry = f.blocks[0];
+    uint32_t uid0 = module.param_uid(fi, 0);
+    Slot& self = regs[entry.arg_slots[0]];
+    self.v = f.value;
+    if (fr.recording) {
+      self.node = writer->Append(cls[uid0], f.value, {});
+      Hook(uid0, NodeKind::kArgument, self.node, f.value);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      Slot& s = regs[entry.arg_slots[k + 1]];
+      s.v = vals[k];
+      if (fr.recording) {
+        uint32_t uid = uid0 + static_cast<uint32_t>(k + 1);
+        if (nodes[k] != kNoNode) {
+          s.node = writer->Append(alt[uid], s.v, std::span<const NodeId>(&nodes[k], 1));
+        } else {
+          s.node = writer->Append(cls[uid], s.v, {});
+        }
+        Hook(uid, NodeKind::kArgument, s.node, s.v);
+      }
+    }
+  }
+};
+
+namespace {
+
+std::vector<OperandSpec> OperandSpecs(const Function& f, const Instr& in, size_t n) {
+  std::vector<OperandSpec> specs;
+  for (size_t i = 0; i < n; ++i) {
+    const Operand& o = f.operands[in.first_arg + i];
+    specs.push_back(o.is_const ? OperandSpec::Literal(f.constants[o.index]) : OperandSpec::Ref());
+  }
+  return specs;
+}
+
+}  // namespace
+
+void Interpreter::Impl::DefineClasses() {
+  uint32_t n = module.num_uids();
+  cls.assign(n, 0);
+  alt.assign(n, 0);
+  hook.assign(n, 0);
+  infos.assign(n, StatementInfo{});
+  const auto& fns = module.functions();
+  for (size_t fi = 0; fi < fns.size(); ++fi) {
+    const Function& f = fns[fi];
+    writer->RegisterFunction(f.name, f.ir_text);
+    const Block& entry = f.blocks[0];
+    for (size_t k = 0; k <= f.num_params; ++k) {
+      uint32_t uid = module.param_uid(fi, k);
+      ClassSpec spec;
+      spec.kind = NodeKind::kArgument;
+      spec.block = 1;
+      spec.pos = entry.arg_ssa[k];
+      spec.line = entry.arg_pos[k].line;
+      spec.col = static_cast<uint16_t>(std::min<uint32_t>(entry.arg_pos[k].col, 0xFFFF));
+      infos[uid] =
+          StatementInfo{NodeKind::kArgument, false, f.name, "", 1, spec.pos, entry.arg_pos[k]};
+      cls[uid] = writer->DefineClass(spec);
+      if (k > 0) {
+        spec.operands.push_back(OperandSpec::Ref());
+        alt[uid] = writer->DefineClass(spec);
+      }
+    }
+    for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
+      const Block& b = f.blocks[bi];
+      uint32_t number = static_cast<uint32_t>(bi + 1);
+      if (bi > 0) {
+        for (size_t k = 0; k < b.arg_ssa.size(); ++k) {
+          uint32_t uid = b.first_arg_uid + static_cast<uint32_t>(k);
+          ClassSpec spec;
+          spec.kind = NodeKind::kArgument;
+          spec.block = number;
+          spec.pos = b.arg_ssa[k];
+          spec.aux = static_cast<uint32_t>(k + 1);
+          spec.line = b.arg_pos[k].line;
+          spec.col = static_cast<uint16_t>(std::min<uint32_t>(b.arg_pos[k].col, 0xFFFF));
+          spec.operands.push_back(OperandSpec::Ref());
+          infos[uid] =
+              StatementInfo{NodeKind::kArgument, false, f.name, "", number, spec.pos, b.arg_pos[k]};
+          cls[uid] = writer->DefineClass(std::move(spec));
+        }
+      }
+      size_t end = bi + 1 < f.blocks.size() ? f.blocks[bi + 1].first : f.code.size();
+      for (size_t i = b.first; i < end; ++i) {
+        const Instr& in = f.code[i];
+        ClassSpec spec;
+        spec.block = number;
+        spec.pos = in.ssa;
+        spec.line = in.pos.line;
+        spec.col = static_cast<uint16_t>(std::min<uint32_t>(in.pos.col, 0xFFFF));
+        StatementInfo info{NodeKind::kPrimitive, false, f.name, in.name, number, in.ssa, in.pos};
+        switch (in.code) {
+          case OpCode::kPrim:
+            spec.kind = NodeKind::kPrimitive;
+            spec.op = in.name;
+            spec.operands = OperandSpecs(f, in, in.nargs);
+            info.builtin = true;
+            break;
+          case OpCode::kConst:
+            spec.kind = NodeKind::kConstant;
+            info.kind = NodeKind::kConstant;
+            break;
+          case OpCode::kCall:
+            spec.kind = NodeKind::kCall;
+            spec.op = in.name;
+            spec.operands = OperandSpecs(f, in, in.nargs);
+            info.kind = NodeKind::kCall;
+            break;
+          case OpCode::kUndefined:
+            continue;  // fails when executed; its Error node class is made then
+          case OpCode::kBr:
+          case OpCode::kBrUnless:
+            spec.kind = NodeKind::kJump;
+            spec.aux = in.target + 1;
+            spec.has_condition = in.code == OpCode::kBrUnless;
+            spec.condition_taken_when = false;
+            spec.operands = OperandSpecs(f, in, in.nargs + (spec.has_condition ? 1 : 0));
+            info.kind = NodeKind::kJump;
+            break;
+          case OpCode::kReturn:
+            spec.kind = NodeKind::kReturn;
+            spec.operands = OperandSpecs(f, in, in.nargs);
+            info.kind = NodeKind::kReturn;
+            break;
+        }
+        infos[in.uid] = info;
+        if (in.code == OpCode::kCall) {
+          ClassSpec prim = spec;
+          prim.kind = NodeKind::kPrimitive;
+          alt[in.uid] = writer->DefineClass(std::move(prim));
+        }
+        cls[in.uid] = writer->DefineClass(std::move(spec));
+      }
+    }
+  }
+  for (uint32_t uid = 0; uid < n; ++uid) {
+    if (!infos[uid].function.empty()) hook[uid] = ctx.WantsNodes(infos[uid]) ? 1 : 0;
+  }
+}
+
+// Records the failure and completes the trace: an Error node closes each
+// open traced call, innermost first.
+Result<Value> Interpreter::Impl::Fail(const Instr* at) {
+  const std::string& file = module.file_name();
+  std::string full =
+      file + ":" + std::to_string(at->pos.line) + ":" + std::to_string(at->pos.col) + ": " + error;
+  std::string root_name = frames.empty() ? "" : frames.front().fn->name;
+  if (writer == nullptr || frames.empty() || !frames.front().recording) {
+    frames.clear();
+    slots.clear();
+    return RuntimeError(full);
+  }
+  // Untraced frames report at the call that entered them.
+  while (!frames.back().recording) {
+    at = frames.back().call;
+    PopFrame();
+  }
+  bool first = true;
+  while (!frames.empty()) {
+    const Frame& fr = frames.back();
+    const Function& f = *fr.fn;
+    const Slot* regs = &slots[fr.base];
+    ClassSpec spec;
+    spec.kind = NodeKind::kError;
+    spec.block = at->block;
+    spec.pos = at->ssa;
+    spec.line = at->pos.line;
+    spec.col = static_cast<uint16_t>(std::min<uint32_t>(at->pos.col, 0xFFFF));
+    switch (at->code) {
+      case OpCode::kBr:
+      case OpCode::kBrUnless:
+        spec.op = "br";
+        break;
+      case OpCode::kReturn:
+        spec.op = "return";
+        break;
+      default:
+        spec.op = at->name;
+    }
+    size_t n = at->nargs + (at->code == OpCode::kBrUnless ? 1 : 0);
+    refbuf.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const Operand& o = f.operands[at->first_arg + i];
+      if (o.is_const) {
+        spec.operands.push_back(OperandSpec::Literal(f.constants[o.index]));
+      } else if (!regs[o.index].v.is_none()) {
+        spec.operands.push_back(OperandSpec::Ref());
+        refbuf.push_back(regs[o.index].node);
+      }
+    }
+    ClassId c = writer->DefineClass(std::move(spec));
+    writer->Append(c, kNoValue, refbuf);
+    if (first) writer->AddMeta("error", Value::String(error));
+    first = false;
+    at = fr.call;
+    PopFrame();
+  }
+  writer->AddTraceMeta("status", Value::String("failed"));
+  writer->AddTraceMeta("error", Value::String(full));
+  writer->AddTraceMeta("function", Value::String(root_name));
+  for (const auto& [k, v] : options.trace_meta) writer->AddTraceMeta(k, v);
+  IRT_RETURN_IF_ERROR(writer->Finish());
+  return RuntimeError(full);
+}
+
+Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool record) {
+  error.clear();
+  frames.clear();
+  slots.clear();
+  const auto& fns = module.functions();
+  const Function& root = fns[static_cast<size_t>(fi)];
+  if (record) {
+    ClassSpec spec;
+    spec.kind = NodeKind::kCall;
+    spec.op = root.name;
+    for (const Value& a : args) spec.operands.push_back(OperandSpec::Literal(a));
+    writer->Append(writer->DefineClass(std::move(spec)), kNoValue, {});
+  }
+  PushFrame(root, 1, record, nullptr);
+  nodebuf.assign(args.size(), kNoNode);
+  BindArgs(static_cast<size_t>(fi), args.data(), nodebuf.data(), args.size());
+
+  Frame* fr = &frames.back();
+  const Function* fn = fr->fn;
+  Slot* regs = &slots[fr->base];
+  const Operand* ops = fn->operands.data();
+  const Value* consts = fn->constants.data();
+  auto reload = [&]() {
+    fr = &frames.back();
+    fn = fr->fn;
+    regs = &slots[fr->base];
+    ops = fn->operands.data();
+    consts = fn->constants.data();
+  };
+  // Gathers operands [first, first + n) into argbuf/nodebuf/refbuf.
+  auto gather = [&](const Instr& in, size_t n) -> bool {
+    argbuf.clear();
+    nodebuf.clear();
+    refbuf.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const Operand& o = ops[in.first_arg + i];
+      if (o.is_const) {
+        argbuf.push_back(consts[o.index]);
+        nodebuf.push_back(kNoNode);
+      } else {
+        const Slot& s = regs[o.index];
+        if (s.v.is_none()) {
+          error = UndefinedMessage(*fn, o.index);
+          return false;
+        }
+        argbuf.push_back(s.v);
+        nodebuf.push_back(s.node);
+        refbuf.push_back(s.node);
+      }
+    }
+    return true;
+  };
+
+  const Value* pargs[2];
+  NodeId prefs[2];
+  for (;;) {
+    const Instr& in = fn->code[fr->pc++];
+    switch (in.code) {
+      case OpCode::kPrim: {
+        pargs[0] = pargs[1] = &kNoValue;
+        size_t nref = 0;
+        for (size_t i = 0; i < in.nargs; ++i) {
+          const Operand& o = ops[in.first_arg + i];
+          if (o.is_const) {
+            pargs[i] = &consts[o.index];
+          } else {
+            const Slot& s = regs[o.index];
+            if (s.v.is_none()) {
+              gather(in, in.nargs);
+              return Fail(&in);
+            }
+            pargs[i] = &s.v;
+            prefs[nref++] = s.node;
+          }
+        }
+        Value r;
+        if (!(in.nargs == 2 && FastBinary(in.prim, *pargs[0], *pargs[1], &r)) &&
+            !EvalPrim(in.prim, pargs, random, &r, &error)) {
+          return Fail(&in);
+        }
+        Slot& d = regs[in.dst];
+        if (fr->recording) {
+          d.node = writer->Append(cls[in.uid], r, std::span<const NodeId>(prefs, nref));
+          if (hook[in.uid]) Hook(in.uid, NodeKind::kPrimitive, d.node, r);
+        }
+        d.v = std::move(r);
+        break;
+      }
+      case OpCode::kConst: {
+        Slot& d = regs[in.dst];
+        d.v = consts[in.target];
+        if (fr->recording) {
+          d.node = writer->Append(cls[in.uid], d.v, {});
+          if (hook[in.uid]) Hook(in.uid, NodeKind::kConstant, d.node, d.v);
+        }
+        break;
+      }
+      case OpCode::kCall: {
+        const Function& callee = fns[in.target];
+        if (!gather(in, in.nargs)) return Fail(&in);
+        if (in.nargs != callee.num_params) {
+          std::vector<const Value*> ptrs;
+          for (const Value& v : argbuf) ptrs.push_back(&v);
+          error = NoMethodMessage(callee.name, ptrs.data(), ptrs.size()) + " (" + callee.name +
+                  " takes " + std::to_string(callee.num_params) + " arguments)";
+          return Fail(&in);
+        }
+        if (frames.size() >= options.max_call_depth) {
+          error = "StackOverflowError: calls nested more than " +
+                  std::to_string(options.max_call_depth) + " deep";
+          return Fail(&in);
+        }
+        bool rec = false;
+        if (fr->recording) {
+          CallSite site{fn->name, callee.name, in.block, in.ssa, in.pos};
+          rec = ctx.CanRecur(site, fr->level + 1);
+          if (rec) {
+            NodeId m = writer->Append(cls[in.uid], kNoValue, refbuf);
+            if (hook[in.uid]) Hook(in.uid, NodeKind::kCall, m, kNoValue);
+            if (!writer->status().ok()) return writer->status();
+          }
+        }
+        PushFrame(callee, fr->level + 1, rec, &in);
+        BindArgs(in.target, argbuf.data(), nodebuf.data(), argbuf.size());
+        reload();
+        break;
+      }
+      case OpCode::kUndefined: {
+        if (!gather(in, in.nargs)) return Fail(&in);
+        if (IsPrimName(in.name)) {
+          std::vector<const Value*> ptrs;
+          for (const Value& v : argbuf) ptrs.push_back(&v);
+          error = NoMethodMessage(in.name, ptrs.data(), ptrs.size());
+        } else {
+          error = "UndefVarError: `" + in.name + "` not defined";
+        }
+        return Fail(&in);
+      }
+      case OpCode::kBrUnless: {
+        const Operand& c = ops[in.first_arg + in.nargs];
+        const Value* cond;
+        if (c.is_const) {
+          cond = &consts[c.index];
+        } else {
+          cond = &regs[c.index].v;
+          if (cond->is_none()) {
+            gather(in, in.nargs + 1u);
+            return Fail(&in);
+          }
+        }
+        if (cond->kind() != VKind::kBool) {
+          error = "TypeError: non-boolean (" + TypeName(*cond) + ") used in boolean context";
+          return Fail(&in);
+        }
+        if (cond->as_bool()) break;  // not taken
+        [[fallthrough]];
+      }
+      case OpCode::kBr: {
+        size_t n = in.nargs + (in.code == OpCode::kBrUnless ? 1u : 0u);
+        if (!gather(in, n)) return Fail(&in);
+        NodeId jump = kNoNode;
+        if (fr->recording) {
+          jump = writer->Append(cls[in.uid], kNoValue, refbuf);
+          if (hook[in.uid]) Hook(in.uid, NodeKind::kJump, jump, kNoValue);
+          if (!writer->status().ok()) return writer->status();
+        }
+        const Block& b = fn->blocks[in.target];
+        for (size_t k = 0; k < in.nargs; ++k) {
+          Slot& s = regs[b.arg_slots[k]];
+          s.v = std::move(argbuf[k]);
+          if (fr->recording) {
+            uint32_t uid = b.first_arg_uid + static_cast<uint32_t>(k);
+            s.node = writer->Append(cls[uid], s.v, std::span<const NodeId>(&jump, 1));
+            if (hook[uid]) Hook(uid, NodeKind::kArgument, s.node, s.v);
+          }
+        }
+        fr->pc = b.first;
+        break;
+      }
+      case OpCode::kReturn: {
+        const Operand& o = ops[in.first_arg];
+        Value result;
+        size_t nref = 0;
+        if (o.is_const) {
+          result = consts[o.index];
+        } else {
+          const Slot& s = regs[o.index];
+          if (s.v.is_none()) {
+            gather(in, 1);
+            return Fail(&in);
+          }
+          result = s.v;
+          prefs[nref++] = s.node;
+        }
+        NodeId ret = kNoNode;
+        bool callee_rec = fr->recording;
+        if (callee_rec) {
+          ret = writer->Append(cls[in.uid], result, std::span<const NodeId>(prefs, nref));
+          if (hook[in.uid]) Hook(in.uid, NodeKind::kReturn, ret, result);
+        }
+        const Instr* call = fr->call;
+        PopFrame();
+        if (frames.empty()) return result;
+        reload();
+        Slot& d = regs[call->dst];
+        if (fr->recording && !callee_rec) {
+          // The call was recorded as a primitive: one node, after its value is known.
+          refbuf.clear();
+          for (size_t i = 0; i < call->nargs; ++i) {
+            const Operand& a = ops[call->first_arg + i];
+            if (!a.is_const) refbuf.push_back(regs[a.index].node);
+          }
+          ret = writer->Append(alt[call->uid], result, refbuf);
+          if (hook[call->uid]) Hook(call->uid, NodeKind::kPrimitive, ret, result);
+        }
+        d.v = std::move(result);
+        d.node = ret;
+        break;
+      }
+    }
+  }
+}
+
+void Interpreter::Impl::AddTraceMeta(std::string_view status, std::string_view function) {
+  writer->AddTraceMeta("status", Value::String(std::string(status)));
+  writer->AddTraceMeta("function", Value::String(std::string(function)));
+  for (const auto& [k, v] : options.trace_meta) writer->AddTraceMeta(k, v);
+}
+
+Interpreter::Interpreter(const Module& module, TrackingContext& context, RandomSource& random,
+                         InterpreterOptions options)
+    : impl_(std::make_unique<Impl>(module, context, random, std::move(options))) {}
+
+Interpreter::~Interpreter() = default;
+
+Status Interpreter::CheckCall(std::string_view function, size_t num_args) const {
+  const Module& m = impl_->module;
+  int fi = m.Find(function);
+  if (fi < 0) {
+    std::string names;
+    for (const Function& f : m.functions()) names += (names.empty() ? "" : ", ") + f.name;
+    return InvalidArgument("'" + m.file_name() + "' defines no function '" + std::string(function) +
+                           "'" + (names.empty() ? "" : " (it defines " + names + ")"));
+  }
+  const Function& f = m.functions()[static_cast<size_t>(fi)];
+  if (f.num_params != num_args) {
+    return InvalidArgument("function '" + f.name + "' takes " + std::to_string(f.num_params) +
+                           (f.num_params == 1 ? " argument, " : " arguments, ") +
+                           std::to_string(num_args) + " given");
+  }
+  return Status::Ok();
+}
+
+Result<Value> Interpreter::Trace(std::string_view function, std::span<const Value> args,
+                                 TraceWriter& writer) {
+  IRT_RETURN_IF_ERROR(CheckCall(function, args.size()));
+  Impl& m = *impl_;
+  m.writer = &writer;
+  m.DefineClasses();
+  int fi = m.module.Find(function);
+  Result<Value> r = m.Run(fi, args, true);
+  if (!r.ok()) return r;
+  m.AddTraceMeta("ok", function);
+  IRT_RETURN_IF_ERROR(writer.Finish());
+  return r;
+}
+
+Result<Value> Interpreter::Evaluate(std::string_view function, std::span<const Value> args) {
+  IRT_RETURN_IF_ERROR(CheckCall(function, args.size()));
+  impl_->writer = nullptr;
+  return impl_->Run(impl_->module.Find(function), args, false);
+}
+
+}  // namespace irt::ir

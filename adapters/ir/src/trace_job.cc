@@ -1,0 +1,98 @@
+// irt-trace's request: load and check everything, then trace to an output.
+#include <algorithm>
+
+#include "irt/ir/interpreter.h"
+#include "irt/output.h"
+
+namespace irt::ir {
+
+Result<Value> ParseArgument(std::string_view arg) {
+  if (!arg.empty() && arg[0] == '@') return ReadNpy(std::string(arg.substr(1)));
+  Result<Value> v = ParseLiteral(arg);
+  if (!v.ok()) return InvalidArgument(v.error().message());
+  return v;
+}
+
+Result<std::vector<double>> ParseRandValues(std::string_view text) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    Result<Value> v = ParseLiteral(item);
+    if (!v.ok()) return InvalidArgument("random values: " + v.error().message());
+    if (!v->is_scalar() || v->kind() == VKind::kNothing || v->kind() == VKind::kNone) {
+      return InvalidArgument("random values: '" + std::string(item) + "' is not a number");
+    }
+    out.push_back(v->to_double());
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+TraceJob::TraceJob() = default;
+TraceJob::TraceJob(TraceJob&&) noexcept = default;
+TraceJob& TraceJob::operator=(TraceJob&&) noexcept = default;
+TraceJob::~TraceJob() = default;
+
+Result<TraceJob> TraceJob::Prepare(const TraceRequest& request) {
+  TraceJob job;
+  job.request_ = request;
+  IRT_ASSIGN_OR_RETURN(Module m, Module::Load(request.module_path));
+  job.module_ = std::make_unique<Module>(std::move(m));
+  StandardContext ctx(request.context);
+  RandomSource random = RandomSource::Seeded(0);
+  IRT_RETURN_IF_ERROR(
+      Interpreter(*job.module_, ctx, random).CheckCall(request.function, request.args.size()));
+  for (const std::string& p : request.context.primitives) {
+    if (job.module_->Find(p) < 0) {
+      return InvalidArgument("'" + request.module_path + "' defines no function '" + p +
+                             "' to treat as primitive");
+    }
+  }
+  for (size_t i = 0; i < request.args.size(); ++i) {
+    Result<Value> v = ParseArgument(request.args[i]);
+    if (!v.ok()) return v.error().Prefixed("argument " + std::to_string(i + 1));
+    job.args_.push_back(std::move(*v));
+  }
+  if (request.rand_values) {
+    IRT_ASSIGN_OR_RETURN(job.rand_values_, ParseRandValues(*request.rand_values));
+  }
+  return job;
+}
+
+Status TraceJob::Run(Output& out) {
+  WriterOptions wo;
+  wo.producer_name = "irt-trace";
+  wo.producer_version = request_.producer_version;
+  TraceWriter writer(&out, wo);
+  RandomSource random =
+      rand_values_ ? RandomSource::Replay(*rand_values_) : RandomSource::Seeded(request_.seed);
+  StandardContext ctx(request_.context);
+  InterpreterOptions io;
+  std::string path = request_.module_path;
+  size_t slash = path.find_last_of('/');
+  io.trace_meta.emplace_back("module",
+                             Value::String(slash == path.npos ? path : path.substr(slash + 1)));
+  std::string args;
+  for (const Value& a : args_) args += (args.empty() ? "" : ", ") + FormatValue(a);
+  io.trace_meta.emplace_back("args", Value::String(args));
+  if (rand_values_) {
+    io.trace_meta.emplace_back("rand_values", Value::String(*request_.rand_values));
+  } else {
+    io.trace_meta.emplace_back("seed", Value::I64(static_cast<int64_t>(request_.seed)));
+  }
+  if (request_.context.max_depth != 0) {
+    io.trace_meta.emplace_back("max_depth",
+                               Value::I64(static_cast<int64_t>(request_.context.max_depth)));
+  }
+  Interpreter interp(*module_, ctx, random, std::move(io));
+  Result<Value> r = interp.Trace(request_.function, args_, writer);
+  if (!r.ok()) return r.error();
+  result_ = std::move(*r);
+  return Status::Ok();
+}
+
+}  // namespace irt::ir

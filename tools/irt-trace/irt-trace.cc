@@ -1,0 +1,64 @@
+// irt-trace: run a function of an IR module and write its trace.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/cli.h"
+#include "irt/ir/interpreter.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-trace", "Run a function of an IR module and write its trace");
+  irt::ir::TraceRequest req;
+  std::string output = "-";
+  std::string rand_values;
+  CLI::App& app = cli.app();
+  app.add_option("module", req.module_path, "IR module (IRTools text form)")
+      ->required()
+      ->type_name("MODULE.ir");
+  app.add_option("function", req.function, "Function to call")->required()->type_name("FUNCTION");
+  app.add_option("args", req.args,
+                 "Arguments: literals (2, 2.0, true, \"s\", [1.0, 2.0], [1 2; 3 4], (1, 2.0)) or "
+                 "@FILE.npy for a NumPy array; put -- before the arguments if one starts with "
+                 "'-' and is not a number")
+      ->type_name("ARG");
+  app.add_option("-o,--output", output, "Write the trace to FILE (default: standard output)")
+      ->type_name("FILE");
+  app.add_option("--seed", req.seed, "Seed of the random generator behind rand() and randn()")
+      ->type_name("N");
+  CLI::Option* rv =
+      app.add_option("--rand-values", rand_values,
+                     "Replay these draws for rand() and randn(), in order; running out is an error")
+          ->type_name("V1,V2,...");
+  app.add_option("--max-depth", req.context.max_depth,
+                 "Record calls at nesting level N or deeper (the root is level 1) as primitives")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--primitive", req.context.primitives,
+                 "Record calls of module function NAME as primitives (repeatable)")
+      ->type_name("NAME")
+      ->take_last()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--tag-random", req.context.tag_random,
+               "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
+  cli.AddForceOption();
+  req.producer_version = IRT_VERSION;
+  // CLI11 splits a value written "[a, b]" into several values; a leading
+  // space keeps a tensor literal whole (literals may be surrounded by spaces).
+  std::vector<std::string> storage(argv, argv + argc);
+  std::vector<char*> args;
+  for (std::string& a : storage) {
+    if (!a.empty() && a.front() == '[') a.insert(a.begin(), ' ');
+    args.push_back(a.data());
+  }
+  return cli.Run(argc, args.data(), [&]() -> irt::Status {
+    if (rv->count() > 0) req.rand_values = rand_values;
+    // Usage and input errors come before the output is created.
+    IRT_ASSIGN_OR_RETURN(irt::ir::TraceJob job, irt::ir::TraceJob::Prepare(req));
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/true));
+    irt::Status run = job.Run(*out);
+    if (!run.ok() && run.code() != irt::Code::kRuntimeError) return run;
+    // A program that failed still leaves a complete trace behind.
+    IRT_RETURN_IF_ERROR(out->Commit());
+    return run;
+  });
+}
