@@ -1,1 +1,9 @@
-make_bad_traces no-final-chunk t.fb && irt-print --partial t.fb
+# an unfinished trace (the writer died after two chunks) is refused unless --partial
+irt-trace testdata/ir/loop.ir powsum 0.5 20000 > whole.fb
+head -c 2500000 whole.fb > cut.fb
+irt-print --levels 1 cut.fb
+echo "exit $?"
+irt-print --partial --levels 2 cut.fb > out.txt
+echo "exit $?"
+head -4 out.txt
+tail -2 out.txt
