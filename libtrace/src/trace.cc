@@ -316,6 +316,11 @@ std::vector<MetaEntry> Trace::trace_meta() const {
 
 const fb::Chunk* Trace::chunk_root(uint32_t i) const { return impl_->Root(i); }
 
+std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
+  const ChunkInfo& c = impl_->chunks[i];
+  return {impl_->data + c.offset, static_cast<size_t>(c.size + 4)};
+}
+
 Status Trace::VerifyChunk(uint32_t i) const {
   Impl& m = *impl_;
   if (m.state[i] == 1) return Status::Ok();
@@ -479,8 +484,7 @@ std::optional<Value> NodeView::meta(std::string_view key) const {
 
 struct ChunkStream::Impl {
   std::string name;
-  Mapping mapping;  // regular files
-  int fd = -1;      // pipes
+  int fd = -1;
   bool owned_fd = false;
   std::vector<uint8_t> buf;
   uint64_t offset = 0;
@@ -537,11 +541,11 @@ Result<ChunkStream> ChunkStream::Open(const std::string& path) {
   struct stat st;
   if (fstat(fd, &st) != 0) return IoError(m.name + ": cannot stat: " + strerror(errno));
   if (S_ISDIR(st.st_mode)) return IoError(m.name + ": is a directory");
-  if (S_ISREG(st.st_mode)) {
-    if (st.st_size == 0) return DataError(m.name + ": empty input, not a trace");
-    Status ms = MapPath(path, &m.mapping);
-    if (!ms.ok()) return ms;
+  if (S_ISREG(st.st_mode) && st.st_size == 0) {
+    return DataError(m.name + ": empty input, not a trace");
   }
+  // Regular files are read like pipes, into one reused buffer: memory stays
+  // bounded by the largest chunk (a mapping would count every page touched).
   return s;
 }
 
@@ -551,17 +555,7 @@ Result<const fb::Chunk*> ChunkStream::Next() {
   const uint8_t* p;
   uint64_t len = 0;
   ChunkHeader h;
-  if (m.mapping.data != nullptr) {
-    if (m.offset >= m.mapping.size) {
-      m.done = true;
-      if (m.number == 0) return DataError(m.name + ": empty input, not a trace");
-      return DataError(m.name + ": trace is incomplete: no final chunk after " +
-                       std::to_string(m.number) + " chunks (the writer did not finish)");
-    }
-    Status s = FrameChunk(m.mapping.data, m.mapping.size, m.offset, m.number, m.base, &len, &h);
-    if (!s.ok()) return s.Prefixed(m.name);
-    p = m.mapping.data + m.offset;
-  } else {
+  {
     // Pipe: the prefix, then the rest of the chunk.
     auto got = m.ReadFully(0, 12);
     if (!got) return got.error();
@@ -607,13 +601,8 @@ Result<const fb::Chunk*> ChunkStream::Next() {
   ++m.number;
   if (h.last) {
     m.done = true;
-    bool trailing = m.mapping.data != nullptr ? m.offset != m.mapping.size : false;
-    if (m.mapping.data == nullptr) {
-      uint8_t extra;
-      ssize_t r = read(m.fd, &extra, 1);
-      trailing = r > 0;
-    }
-    if (trailing) return DataError(m.name + ": data after the final chunk");
+    uint8_t extra;
+    if (read(m.fd, &extra, 1) > 0) return DataError(m.name + ": data after the final chunk");
   }
   return fb::GetSizePrefixedChunk(p);
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -176,6 +177,8 @@ class Trace {
   std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;
 
   const fb::Chunk* chunk_root(uint32_t i) const;
+  /// The bytes of chunk `i`, its size prefix included (valid while the Trace lives).
+  std::span<const uint8_t> chunk_bytes(uint32_t i) const;
 
  private:
   Trace();
