@@ -322,6 +322,15 @@ std::vector<Variant> Variants() {
        })},
       {"string-range", "node 1's function name is string 9 of a chunk that has 1",
        edit([](auto& t) { t[0].nodes[1] = fb::Node(9, 1, 0); })},
+      {"odd-producer",
+       "a valid trace whose producer name holds a quote, a backslash and a tab, and whose "
+       "version holds a newline",
+       edit([](auto& t) {
+         for (ChunkModel& c : t) {
+           c.producer_name = "say \"hi\" \\ tab\t";
+           c.producer_version = "1\n2";
+         }
+       })},
       {"meta-unsorted", "chunk 1's metadata not sorted by node", edit([](auto& t) {
          t[1].strings.push_back("tag");
          uint32_t key = static_cast<uint32_t>(t[1].strings.size() - 1);

@@ -1,0 +1,1 @@
+printf 'hello\n' > hello.txt && irt-check hello.txt
