@@ -1,0 +1,2097 @@
+// Reverse and forward mode over a stored trace.
+//
+// One forward pass over the raw node columns checks every node it reads
+// (class, reference range and distances, value indices, call nesting),
+// marks the active nodes (floating-point values that depend on a chosen
+// argument) in a bit set with rank, and in forward mode computes tangents.
+// The reverse sweep then visits the global node order backward: a node's
+// adjoint is complete when the sweep reaches it, because every user of a
+// value comes after it. Adjoints live in a dense array indexed by the rank
+// of the node among active nodes (scalars) and in a map for tensors, so
+// memory is proportional to the active nodes only. Nested calls need no
+// stack: a caller's use of a call's result references the call's closing
+// node, whose adjoint passes to the value it returns; the callee's function
+// arguments reference the caller's actual arguments.
+//
+// Per node, the derivative comes from the rule compiled once per (rule,
+// arity): a binary64 register program when the operands it reads are real
+// scalars, otherwise the same program run on values by irt::EvalPrimitive.
+#include "irt/grad.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include "chunk.h"
+#include "irt/kernels.h"
+#include "irt/writer.h"
+#include "irtrace_generated.h"
+#include "rule_program.h"
+
+namespace irt {
+
+namespace {
+
+using internal::kZeroReg;
+using internal::Program;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ---------------------------------------------------------------- bit sets
+
+// A bit per node with rank: the slot of an active node is the number of
+// active nodes before it. Built in ascending order (Advance keeps the
+// prefix counts current), queried anywhere behind.
+class RankBits {
+ public:
+  void Resize(uint64_t n) {
+    words_.assign(n / 64 + 1, 0);
+    prefix_.assign(words_.size() + 1, 0);
+  }
+  void Set(uint64_t i) { words_[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool Get(uint64_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+  /// Call with each index in ascending order before Set/Rank at it.
+  void Advance(uint64_t i) {
+    if ((i & 63) == 0 && i > 0) {
+      uint64_t w = i >> 6;
+      prefix_[w] = prefix_[w - 1] + static_cast<uint64_t>(std::popcount(words_[w - 1]));
+    }
+  }
+  uint64_t Rank(uint64_t i) const {
+    uint64_t w = i >> 6;
+    uint64_t mask = (uint64_t{1} << (i & 63)) - 1;
+    return prefix_[w] + static_cast<uint64_t>(std::popcount(words_[w] & mask));
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  std::vector<uint64_t> prefix_;
+};
+
+class Bits {
+ public:
+  void Resize(uint64_t n) { w_.assign(n / 64 + 1, 0); }
+  void Set(uint64_t i) { w_[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool Get(uint64_t i) const { return (w_[i >> 6] >> (i & 63)) & 1; }
+
+ private:
+  std::vector<uint64_t> w_;
+};
+
+// ---------------------------------------------------------------- chunk views
+
+struct RevCache {
+  std::vector<std::optional<Program>> progs;  // per argument
+  std::vector<uint64_t> reads;                // per argument: operands read (bit j), bit 63: result
+  size_t max_regs = 0;
+};
+
+struct FwdEntry {
+  uint64_t mask = ~uint64_t{0};
+  const Program* prog = nullptr;
+};
+
+struct ClassInfo {
+  fb::Kind kind = fb::Kind::Argument;
+  fb::VKind vkind = fb::VKind::None;
+  uint8_t flags = 0;
+  uint16_t n_ops = 0;
+  uint32_t first_op = 0;
+  uint32_t n_refs = 0;  // dynamic references, without a closer's call link
+  uint32_t aux = 0;
+  std::string_view op;
+  std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
+  const Rule* rule = nullptr;      // Primitive/Special: its rule; Call: a rule for the callee
+  bool nondiff = false;
+  RevCache* rev = nullptr;
+  FwdEntry fwd;
+  uint32_t block = 0, pos = 0, line = 0;
+  uint16_t col = 0;
+};
+
+struct ChunkView {
+  bool ready = false;
+  const fb::Chunk* c = nullptr;
+  NodeId base = 0;
+  uint32_t n = 0;
+  uint32_t base_depth = 0;
+  const fb::Node* nodes = nullptr;
+  const uint32_t* refs = nullptr;
+  uint32_t nrefs = 0;
+  const uint32_t* operands = nullptr;
+  const fb::Value* literals = nullptr;
+  uint32_t ntensors = 0, ntuples = 0, nstrings = 0;
+  std::vector<ClassInfo> classes;
+};
+
+bool IsCloser(fb::Kind k) { return k == fb::Kind::Return || k == fb::Kind::Error; }
+
+bool ScalarDouble(fb::VKind k, uint64_t bits, double* out) {
+  switch (k) {
+    case fb::VKind::F64:
+      *out = std::bit_cast<double>(bits);
+      return true;
+    case fb::VKind::F32:
+      *out = std::bit_cast<float>(static_cast<uint32_t>(bits));
+      return true;
+    case fb::VKind::I64:
+      *out = static_cast<double>(static_cast<int64_t>(bits));
+      return true;
+    case fb::VKind::Bool:
+      *out = bits != 0 ? 1.0 : 0.0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+Value ScalarValue(double d, bool f32) {
+  return f32 ? Value::F32(static_cast<float>(d)) : Value::F64(d);
+}
+
+std::string LocationText(const ClassInfo& k) {
+  bool branch = k.kind == fb::Kind::Jump || k.kind == fb::Kind::Return;
+  return "§" + std::to_string(k.block) + (branch ? ":&" : ":%") + std::to_string(k.pos);
+}
+
+// One operand of a node, as the rules see it.
+struct OperandVal {
+  bool is_ref = false;
+  NodeId target = kNoNode;
+  fb::VKind vkind = fb::VKind::None;
+  uint64_t bits = 0;
+  const fb::Chunk* chunk = nullptr;  // where bits are interpreted
+  bool varied = false;
+};
+
+// A tensor adjoint being accumulated.
+struct TensorAdj {
+  Tensor t;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- engine
+
+class GradEngine {
+ public:
+  GradEngine(const Trace& trace, const RuleSet& rules, const GradOptions& opts)
+      : trace_(trace), rules_(rules), opts_(opts) {}
+
+  Status ForwardPass(bool forward_mode, bool all_float_args);
+  Status ReversePass();
+  Status Finish(GradResult* out);
+
+  // For the writers.
+  const Trace& trace() const { return trace_; }
+  bool Varied(NodeId id) const { return varied_.Get(id); }
+  uint64_t Slot(NodeId id) const { return varied_.Rank(id); }
+  bool Touched(NodeId id) const { return varied_.Get(id) && touched_.Get(Slot(id)); }
+  /// The adjoint of an active node (kept with keep_adjoints), or none.
+  std::optional<Value> Adjoint(NodeId id);
+
+  struct Loc {
+    ChunkView* cv;
+    uint32_t local;
+  };
+  Result<ChunkView*> View(uint32_t ci);
+  Loc Locate(NodeId id);
+  const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls()]; }
+  uint64_t BitsOf(const Loc& l) const { return l.cv->nodes[l.local].value(); }
+  NodeId RefTarget(const Loc& l, NodeId id, uint32_t k) const {
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref() + k];
+  }
+  /// The node a pass-through node (block or nested function argument,
+  /// return) forwards, or kNoNode.
+  NodeId PassTarget(const Loc& l, NodeId id);
+  /// The operands of a primitive node, or of a ruled call's marker.
+  void Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out);
+  Value DecodeOperand(const OperandVal& o) const;
+  bool IsFloatValue(const ChunkView& cv, fb::VKind k, uint64_t bits) const;
+  std::string NodeName(NodeId id);
+
+  NodeId result_node() const { return trace_.size() - 1; }
+  NodeId RootMarkerOfRuledCloser(const Loc& l, NodeId id) const {
+    const ClassInfo& k = Cls(l);
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref() + k.n_refs];
+  }
+  /// The marker of a ruled call that `id` closes, or kNoNode.
+  NodeId RuledMarker(const Loc& l, NodeId id);
+
+  const std::vector<ArgumentDerivative>& args() const { return args_; }
+  std::vector<ArgumentDerivative>& mutable_args() { return args_; }
+  GradStats& stats() { return stats_; }
+  const RuleSet& rules() const { return rules_; }
+  Result<RevCache*> Reverse(ClassInfo& k, const Rule* rule, size_t arity);
+  Status MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity);
+  uint64_t num_active() const { return n_active_; }
+  void set_last_chunk(uint32_t ci) { last_chunk_ = ci; }
+
+ private:
+  Status Fail(NodeId id, const std::string& what) {
+    return DataError(trace_.name() + ": " + internal::At(trace_.chunk_of(id), id, what));
+  }
+  Status CheckNode(const ChunkView& cv, uint32_t local, NodeId id);
+  Status ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
+                        const Rule* rule);
+  void SetTangent(uint64_t slot, const Value& v);
+  Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
+  Status AccumulateScalar(NodeId target, double g);
+  Status AccumulateValue(NodeId target, const Value& g, const char* what);
+  Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
+                          const Value* vidx);
+  Result<TensorAdj*> TensorAdjOf(NodeId target, uint64_t slot);
+  Status Propagate(uint64_t from_slot, NodeId target, const Loc& from);
+  Value AdjointValue(uint64_t slot, const Loc& l, bool take);
+
+  const Trace& trace_;
+  const RuleSet& rules_;
+  const GradOptions& opts_;
+  std::vector<ChunkView> views_;
+  uint32_t last_chunk_ = 0;
+
+  RankBits varied_;
+  Bits touched_;
+  uint64_t n_active_ = 0;
+  std::vector<double> adj_;                             // scalar adjoints / tangents by slot
+  std::unordered_map<uint64_t, TensorAdj> tensor_adj_;  // tensor adjoints by slot
+  std::unordered_map<uint64_t, Value> tensor_tan_;      // tensor tangents by slot
+  std::unordered_map<uint64_t, Value> kept_;            // tensor adjoints kept for annotation
+  uint64_t cached_slot_ = ~uint64_t{0};
+  TensorAdj* cached_adj_ = nullptr;
+  Bits poisoned_;  // forward mode: tangents that passed a primitive without a rule
+  std::unordered_map<uint64_t, NodeId> poison_origin_;
+
+  std::map<std::pair<const Rule*, size_t>, std::unique_ptr<RevCache>> rev_cache_;
+  std::map<std::tuple<const Rule*, size_t, uint64_t>, std::unique_ptr<Program>> fwd_cache_;
+  std::vector<double> scratch_;
+  std::vector<Value> vscratch_;
+  std::vector<OperandVal> ops_;
+
+  std::vector<ArgumentDerivative> args_;
+  std::vector<bool> chosen_;  // by root position
+  GradStats stats_;
+  bool forward_mode_ = false;
+};
+
+Result<ChunkView*> GradEngine::View(uint32_t ci) {
+  ChunkView& cv = views_[ci];
+  if (cv.ready) return &cv;
+  IRT_RETURN_IF_ERROR(trace_.VerifyChunk(ci));
+  const fb::Chunk* c = trace_.chunk_root(ci);
+  const ChunkInfo& info = trace_.chunks()[ci];
+  cv.c = c;
+  cv.base = info.base;
+  cv.n = static_cast<uint32_t>(info.num_nodes);
+  cv.base_depth = info.base_depth;
+  cv.nodes = c->nodes() ? reinterpret_cast<const fb::Node*>(c->nodes()->Data()) : nullptr;
+  cv.refs = c->refs() ? c->refs()->data() : nullptr;
+  cv.nrefs = c->refs() ? c->refs()->size() : 0;
+  cv.operands = c->operands() ? c->operands()->data() : nullptr;
+  cv.literals = c->literals() ? reinterpret_cast<const fb::Value*>(c->literals()->Data()) : nullptr;
+  cv.ntensors = c->tensors() ? c->tensors()->size() : 0;
+  cv.ntuples = c->tuples() ? c->tuples()->size() : 0;
+  cv.nstrings = c->strings() ? c->strings()->size() : 0;
+  uint32_t nclasses = c->classes() ? c->classes()->size() : 0;
+  cv.classes.resize(nclasses);
+  for (uint32_t i = 0; i < nclasses; ++i) {
+    const fb::NodeClass* fc = c->classes()->Get(i);
+    ClassInfo& k = cv.classes[i];
+    k.kind = fc->kind();
+    k.vkind = fc->vkind();
+    k.flags = fc->flags();
+    k.n_ops = fc->n_operands();
+    k.first_op = fc->first_operand();
+    k.aux = fc->aux();
+    k.block = fc->block();
+    k.pos = fc->pos();
+    k.line = fc->line();
+    k.col = fc->col();
+    if (fc->op() != ~0u) k.op = c->strings()->Get(fc->op())->string_view();
+    k.ref_index.resize(k.n_ops);
+    int32_t r = 0;
+    for (uint32_t j = 0; j < k.n_ops; ++j) {
+      k.ref_index[j] = cv.operands[k.first_op + j] == 0 ? r++ : -1;
+    }
+    k.n_refs = static_cast<uint32_t>(r);
+    if (k.kind == fb::Kind::Primitive || k.kind == fb::Kind::Special) {
+      k.rule = rules_.Find(k.op, k.n_ops);
+      k.nondiff = k.rule == nullptr && rules_.IsNondiff(k.op);
+    } else if (k.kind == fb::Kind::Call) {
+      k.rule = rules_.Find(k.op, k.n_ops);
+    }
+  }
+  cv.ready = true;
+  return &cv;
+}
+
+GradEngine::Loc GradEngine::Locate(NodeId id) {
+  ChunkView* cv = &views_[last_chunk_];
+  if (id < cv->base || id >= cv->base + cv->n) {
+    last_chunk_ = trace_.chunk_of(id);
+    cv = &views_[last_chunk_];
+  }
+  return {cv, static_cast<uint32_t>(id - cv->base)};
+}
+
+bool GradEngine::IsFloatValue(const ChunkView& cv, fb::VKind k, uint64_t bits) const {
+  if (k == fb::VKind::F64 || k == fb::VKind::F32) return true;
+  if (k != fb::VKind::Tensor || bits >= cv.ntensors) return false;
+  fb::DType t = cv.c->tensors()->Get(static_cast<uint32_t>(bits))->dtype();
+  return t == fb::DType::F64 || t == fb::DType::F32;
+}
+
+Status GradEngine::CheckNode(const ChunkView& cv, uint32_t local, NodeId id) {
+  const fb::Node& n = cv.nodes[local];
+  if (n.cls() >= cv.classes.size()) return Fail(id, "class out of range");
+  const ClassInfo& k = cv.classes[n.cls()];
+  uint64_t nr = k.n_refs + (IsCloser(k.kind) ? 1 : 0);
+  if (static_cast<uint64_t>(n.first_ref()) + nr > cv.nrefs) {
+    return Fail(id, "references out of range");
+  }
+  for (uint64_t j = 0; j < nr; ++j) {
+    uint32_t d = cv.refs[n.first_ref() + j];
+    if (d == 0 || d > id) return Fail(id, "reference " + std::to_string(j + 1) + " out of range");
+  }
+  uint64_t b = n.value();
+  switch (k.vkind) {
+    case fb::VKind::Tensor:
+      if (b >= cv.ntensors) return Fail(id, "tensor index out of range");
+      break;
+    case fb::VKind::Tuple:
+      if (b >= cv.ntuples) return Fail(id, "tuple index out of range");
+      break;
+    case fb::VKind::String:
+    case fb::VKind::Function:
+      if (b >= cv.nstrings) return Fail(id, "string index out of range");
+      break;
+    default:
+      if (static_cast<int>(k.vkind) > static_cast<int>(fb::VKind::MAX)) {
+        return Fail(id, "unknown value kind");
+      }
+  }
+  return Status::Ok();
+}
+
+NodeId GradEngine::PassTarget(const Loc& l, NodeId id) {
+  const ClassInfo& k = Cls(l);
+  if (k.kind == fb::Kind::Return) {
+    if (k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+    return RefTarget(l, id, 0);
+  }
+  if (k.kind != fb::Kind::Argument || k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+  NodeId ref = RefTarget(l, id, 0);
+  if (k.aux == 0) return ref;
+  // A block argument: the aux-th operand of the jump it references.
+  Loc j = Locate(ref);
+  const ClassInfo& jk = Cls(j);
+  if (jk.kind != fb::Kind::Jump) return kNoNode;
+  uint32_t nargs = jk.n_ops - ((jk.flags & 1) ? 1 : 0);
+  if (k.aux > nargs) return kNoNode;
+  int32_t ri = jk.ref_index[k.aux - 1];
+  if (ri < 0) return kNoNode;
+  return RefTarget(j, ref, static_cast<uint32_t>(ri));
+}
+
+NodeId GradEngine::RuledMarker(const Loc& l, NodeId id) {
+  if (rules_.rules().empty()) return kNoNode;
+  NodeId marker = RootMarkerOfRuledCloser(l, id);
+  if (marker == 0) return kNoNode;  // the root's own rule is not used
+  Loc m = Locate(marker);
+  return Cls(m).rule != nullptr ? marker : kNoNode;
+}
+
+void GradEngine::Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out) {
+  const ClassInfo& k = Cls(l);
+  out->resize(k.n_ops);
+  for (uint32_t j = 0; j < k.n_ops; ++j) {
+    OperandVal& o = (*out)[j];
+    if (k.ref_index[j] < 0) {
+      const fb::Value& lit = l.cv->literals[l.cv->operands[k.first_op + j] - 1];
+      o.is_ref = false;
+      o.target = kNoNode;
+      o.vkind = lit.vkind();
+      o.bits = lit.bits();
+      o.chunk = l.cv->c;
+      o.varied = false;
+      continue;
+    }
+    NodeId t = RefTarget(l, id, static_cast<uint32_t>(k.ref_index[j]));
+    Loc tl = Locate(t);
+    o.is_ref = true;
+    o.target = t;
+    o.vkind = Cls(tl).vkind;
+    o.bits = BitsOf(tl);
+    o.chunk = tl.cv->c;
+    o.varied = varied_.Get(t);
+  }
+}
+
+Value GradEngine::DecodeOperand(const OperandVal& o) const {
+  return internal::DecodeValue(o.chunk, o.bits, o.vkind);
+}
+
+// "node 12 (@3/@4, ⟨sin⟩ at §1:%4)": the path of positions from the root,
+// found by walking back over siblings (nested calls hopped via their
+// closers); only the innermost 16 levels are spelled out.
+std::string GradEngine::NodeName(NodeId id) {
+  std::vector<uint64_t> parts;
+  NodeId cur = id;
+  bool truncated = false;
+  while (cur != 0) {
+    if (parts.size() == 16) {
+      truncated = true;
+      break;
+    }
+    uint64_t count = 0;
+    NodeId i = cur;
+    NodeId parent = 0;
+    while (i > 0) {
+      --i;
+      Loc l = Locate(i);
+      const ClassInfo& k = Cls(l);
+      if (IsCloser(k.kind)) {
+        ++count;
+        i = RootMarkerOfRuledCloser(l, i);
+        continue;
+      }
+      if (k.kind == fb::Kind::Call) {
+        parent = i;
+        break;
+      }
+      ++count;
+    }
+    parts.push_back(count + 1);
+    cur = parent;
+  }
+  std::string path = truncated ? "…" : "";
+  for (size_t i = parts.size(); i-- > 0;) path += "/@" + std::to_string(parts[i]);
+  if (!truncated && !path.empty()) path.erase(0, 1);
+  Loc l = Locate(id);
+  const ClassInfo& k = Cls(l);
+  std::string what = "node " + std::to_string(id) + " (" + (path.empty() ? "@" : path);
+  if (!k.op.empty()) what += ", ⟨" + std::string(k.op) + "⟩";
+  what += " at " + LocationText(k) + ")";
+  return what;
+}
+
+Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity) {
+  std::string kind = k.kind == fb::Kind::Call ? "function" : "primitive";
+  std::string hint;
+  if (rules_.HasRule(op)) {
+    hint = " (there are rules for '" + std::string(op) + "' with other numbers of arguments)";
+  } else if (k.kind == fb::Kind::Primitive && trace_.FunctionIR(op, id)) {
+    hint =
+        " (a module function recorded as a primitive: trace it with its body or give a rule "
+        "with --rules)";
+  } else {
+    hint = "; add one with --rules";
+  }
+  return NotFound("no derivative rule for " + kind + " '" + std::string(op) + "' with " +
+                  std::to_string(arity) + " arguments at " + NodeName(id) + hint);
+}
+
+// ---------------------------------------------------------------- forward pass
+
+Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
+  double t0 = Now();
+  forward_mode_ = forward_mode;
+  uint64_t n = trace_.size();
+  stats_.nodes = n;
+  views_.assign(trace_.chunks().size(), ChunkView{});
+  varied_.Resize(n);
+  if (forward_mode) poisoned_.Resize(n);
+  if (n == 0) return DataError(trace_.name() + ": the trace has no nodes");
+  uint32_t max_pos = 0;
+  for (uint32_t p : opts_.wrt) max_pos = std::max(max_pos, p);
+  for (const auto& [p, v] : opts_.tangents) max_pos = std::max(max_pos, p);
+  chosen_.assign(max_pos + 1, false);
+  for (uint32_t p : opts_.wrt) chosen_[p] = true;
+  for (const auto& [p, v] : opts_.tangents) chosen_[p] = true;
+  bool choose_all = all_float_args || (!forward_mode && opts_.wrt.empty());
+
+  struct Open {
+    NodeId marker;
+    const Rule* rule;  // a function rule applies: its body is skipped
+  };
+  std::vector<Open> open;
+  uint32_t ruled_depth = 0;
+  uint64_t root_children = 0;
+  for (uint32_t ci = 0; ci < views_.size(); ++ci) {
+    IRT_ASSIGN_OR_RETURN(ChunkView * cv, View(ci));
+    if (cv->base_depth != open.size()) {
+      return DataError(trace_.name() + ": chunk " + std::to_string(ci) + ": starts at call depth " +
+                       std::to_string(cv->base_depth) + ", the nodes before it leave " +
+                       std::to_string(open.size()) + " calls open");
+    }
+    last_chunk_ = ci;
+    for (uint32_t local = 0; local < cv->n; ++local) {
+      NodeId id = cv->base + local;
+      varied_.Advance(id);
+      IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
+      Loc l{cv, local};
+      const ClassInfo& k = Cls(l);
+      uint64_t bits = cv->nodes[local].value();
+      if (id == 0 && k.kind != fb::Kind::Call)
+        return Fail(id, "the first node must open the root call");
+      if (open.size() == 1 && !IsCloser(k.kind)) ++root_children;
+      bool v = false;
+      NodeId marker = kNoNode;
+      const Rule* rule = nullptr;
+      switch (k.kind) {
+        case fb::Kind::Call: {
+          const Rule* r = (id != 0 && ruled_depth == 0) ? k.rule : nullptr;
+          if (r != nullptr) ++ruled_depth;
+          open.push_back({id, r});
+          break;
+        }
+        case fb::Kind::Error:
+          return Fail(id, "the trace records a failed run (an Error node); it has no derivative");
+        case fb::Kind::Return: {
+          NodeId m = RootMarkerOfRuledCloser(l, id);
+          if (open.empty() || open.back().marker != m) {
+            return Fail(id, "closes node " + std::to_string(m) + ", not the innermost open call");
+          }
+          Open top = open.back();
+          open.pop_back();
+          if (top.rule != nullptr) {
+            --ruled_depth;
+            if (ruled_depth == 0 && IsFloatValue(*cv, k.vkind, bits)) {
+              marker = m;
+              rule = top.rule;
+              Loc ml = Locate(m);
+              Operands(ml, m, &ops_);
+              for (const OperandVal& o : ops_) v = v || o.varied;
+              if (v) last_chunk_ = ci;
+            }
+            break;
+          }
+          if (ruled_depth > 0) break;
+          NodeId t = PassTarget(l, id);
+          v = t != kNoNode && varied_.Get(t) && IsFloatValue(*cv, k.vkind, bits);
+          break;
+        }
+        case fb::Kind::Argument: {
+          if (ruled_depth > 0) break;
+          if (k.aux == 0 && open.size() == 1) {
+            // A function argument of the root call.
+            ArgumentDerivative a;
+            a.pos = static_cast<uint32_t>(root_children);
+            a.id = id;
+            a.location = Location{k.block, k.pos, false, k.line, k.col};
+            a.value = internal::DecodeValue(cv->c, bits, k.vkind);
+            a.differentiable = IsFloatValue(*cv, k.vkind, bits);
+            bool picked = a.pos < chosen_.size() && chosen_[a.pos];
+            a.chosen = picked || (choose_all && k.vkind != fb::VKind::Function);
+            v = a.chosen && a.differentiable;
+            args_.push_back(std::move(a));
+            break;
+          }
+          if (k.aux != 0) {
+            if (k.n_ops != 1 || k.ref_index[0] < 0) {
+              return Fail(id, "a block argument must reference the jump that set it");
+            }
+            Loc j = Locate(RefTarget(l, id, 0));
+            const ClassInfo& jk = Cls(j);
+            if (jk.kind != fb::Kind::Jump ||
+                static_cast<int64_t>(k.aux) > int64_t{jk.n_ops} - ((jk.flags & 1) ? 1 : 0)) {
+              return Fail(id, "block argument " + std::to_string(k.aux) +
+                                  " does not name an operand of a jump");
+            }
+            last_chunk_ = ci;
+          }
+          NodeId t = PassTarget(l, id);
+          last_chunk_ = ci;
+          v = t != kNoNode && varied_.Get(t) && IsFloatValue(*cv, k.vkind, bits);
+          break;
+        }
+        case fb::Kind::Primitive:
+        case fb::Kind::Special: {
+          if (ruled_depth > 0 || k.nondiff || !IsFloatValue(*cv, k.vkind, bits)) break;
+          const uint32_t* r = cv->refs + cv->nodes[local].first_ref();
+          for (uint32_t j = 0; j < k.n_refs && !v; ++j) v = varied_.Get(id - r[j]);
+          rule = k.rule;
+          break;
+        }
+        default:
+          break;
+      }
+      if (!v) continue;
+      varied_.Set(id);
+      uint64_t slot = n_active_++;
+      if (forward_mode) {
+        IRT_RETURN_IF_ERROR(ForwardTangent(l, id, k, marker, rule));
+        (void)slot;
+      }
+    }
+  }
+  if (!open.empty()) {
+    return DataError(trace_.name() + ": the trace ends with " + std::to_string(open.size()) +
+                     " calls still open");
+  }
+  // Every position asked for must be an argument of the root.
+  for (uint32_t p = 1; p < chosen_.size(); ++p) {
+    if (!chosen_[p]) continue;
+    bool found = false;
+    for (const ArgumentDerivative& a : args_) found = found || a.pos == p;
+    if (!found) {
+      return InvalidArgument("@" + std::to_string(p) + " is not an argument of the root call (" +
+                             (args_.empty()
+                                  ? std::string("it has none")
+                                  : "its arguments are @" + std::to_string(args_.front().pos) +
+                                        " to @" + std::to_string(args_.back().pos)) +
+                             ")");
+    }
+  }
+  stats_.active_nodes = n_active_;
+  stats_.activity_seconds = Now() - t0;
+  return Status::Ok();
+}
+
+void GradEngine::SetTangent(uint64_t slot, const Value& v) {
+  if (v.kind() == VKind::kTensor) {
+    tensor_tan_[slot] = v;
+  } else {
+    adj_[slot] = v.to_double();
+  }
+}
+
+Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
+                                  const Rule* rule) {
+  uint64_t slot = n_active_ - 1;
+  if (adj_.size() <= slot) adj_.resize(std::max<size_t>(slot + 1, adj_.size() * 2 + 64), 0.0);
+  adj_[slot] = 0.0;
+  auto poison = [&](NodeId origin) {
+    poisoned_.Set(slot);
+    poison_origin_[slot] = origin;
+    adj_[slot] = std::nan("");
+  };
+  bool is_tensor = k.vkind == fb::VKind::Tensor;
+  if (k.kind == fb::Kind::Argument && marker == kNoNode && PassTarget(l, id) == kNoNode) {
+    // A root argument: its tangent was given.
+    for (const auto& [p, t] : opts_.tangents) {
+      if (p != args_.back().pos) continue;
+      const Value& arg = args_.back().value;
+      if (arg.kind() == VKind::kTensor) {
+        if (t.kind() == VKind::kTensor) {
+          if (t.tensor().shape != arg.tensor().shape) {
+            return InvalidArgument("the tangent of @" + std::to_string(p) + " has shape " +
+                                   TypeName(t) + " " + FormatValue(t, {.max_elements = 4}) +
+                                   ", not the shape of the argument");
+          }
+          Value c = t;
+          if (t.tensor().dtype != arg.tensor().dtype) {
+            IRT_ASSIGN_OR_RETURN(
+                c,
+                EvalPrimitive("+", std::vector<Value>{Value::MakeTensor(Tensor::Zeros(
+                                                          arg.tensor().dtype, arg.tensor().shape)),
+                                                      t}));
+          }
+          tensor_tan_[slot] = c;
+        } else if (t.is_scalar() && t.kind() != VKind::kNothing && t.kind() != VKind::kNone) {
+          IRT_ASSIGN_OR_RETURN(
+              Value c,
+              EvalPrimitive(
+                  "broadcast_to",
+                  std::vector<Value>{ScalarValue(t.to_double(), arg.tensor().dtype == DType::kF32),
+                                     arg}));
+          tensor_tan_[slot] = c;
+        } else {
+          return InvalidArgument("the tangent of @" + std::to_string(p) + " must be a tensor");
+        }
+      } else {
+        if (!t.is_scalar() || t.kind() == VKind::kNothing || t.kind() == VKind::kNone) {
+          return InvalidArgument("the tangent of @" + std::to_string(p) +
+                                 " must be a number, not " + TypeName(t));
+        }
+        adj_[slot] = t.to_double();
+      }
+    }
+    return Status::Ok();
+  }
+  if (rule == nullptr && marker == kNoNode &&
+      (k.kind == fb::Kind::Argument || k.kind == fb::Kind::Return)) {
+    NodeId t = PassTarget(l, id);
+    uint64_t ts = varied_.Rank(t);
+    if (poisoned_.Get(ts)) {
+      poison(poison_origin_[ts]);
+      return Status::Ok();
+    }
+    if (is_tensor) {
+      auto it = tensor_tan_.find(ts);
+      if (it != tensor_tan_.end()) tensor_tan_[slot] = it->second;
+    } else {
+      adj_[slot] = adj_[ts];
+    }
+    return Status::Ok();
+  }
+  // A primitive, or the closer of a call with a rule.
+  Loc src = marker != kNoNode ? Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  Operands(src, src_id, &ops_);
+  ClassInfo& sk = const_cast<ClassInfo&>(Cls(src));
+  size_t arity = ops_.size();
+  for (const OperandVal& o : ops_) {
+    if (o.varied && poisoned_.Get(varied_.Rank(o.target))) {
+      poison(poison_origin_[varied_.Rank(o.target)]);
+      return Status::Ok();
+    }
+  }
+  if (rule == nullptr) {
+    poison(id);
+    return Status::Ok();
+  }
+  uint64_t mask = 0;
+  for (size_t j = 0; j < arity && j < 63; ++j) {
+    const OperandVal& o = ops_[j];
+    if (!o.varied || !rule->Differentiates(j)) continue;
+    uint64_t ts = varied_.Rank(o.target);
+    if (o.vkind == fb::VKind::Tensor && tensor_tan_.find(ts) == tensor_tan_.end()) continue;
+    mask |= uint64_t{1} << j;
+  }
+  if (arity >= 63) return Unsupported(NodeName(id) + ": more than 62 operands");
+  if (mask == 0) return Status::Ok();  // no tangent reaches it: zero
+  const Program* prog = sk.fwd.prog;
+  if (prog == nullptr || sk.fwd.mask != mask) {
+    auto key = std::make_tuple(rule, arity, mask);
+    auto it = fwd_cache_.find(key);
+    if (it == fwd_cache_.end()) {
+      std::vector<bool> has(arity, false);
+      for (size_t j = 0; j < arity; ++j) has[j] = (mask >> j) & 1;
+      auto p = internal::CompileForward(*rule, arity, has);
+      if (!p) return Status(p.error().code(), p.error().message() + " (at " + NodeName(id) + ")");
+      it = fwd_cache_.emplace(key, std::make_unique<Program>(std::move(p).value())).first;
+    }
+    prog = it->second.get();
+    sk.fwd = {mask, prog};
+  }
+  ++stats_.rule_applications;
+  if (prog->outputs[0] == kZeroReg) return Status::Ok();
+  // Scalar path: every operand the program reads is a real scalar.
+  bool scalar = prog->scalar && !is_tensor;
+  double yv = 0;
+  uint64_t ybits = BitsOf(l);
+  if (scalar && prog->reads[arity]) scalar = ScalarDouble(k.vkind, ybits, &yv);
+  for (size_t j = 0; j < arity && scalar; ++j) {
+    double d;
+    if ((prog->reads[j] || ((mask >> j) & 1)) && !ScalarDouble(ops_[j].vkind, ops_[j].bits, &d)) {
+      scalar = false;
+    }
+  }
+  if (scalar) {
+    scratch_.assign(static_cast<size_t>(prog->num_regs), 0.0);
+    for (size_t j = 0; j < arity; ++j) {
+      ScalarDouble(ops_[j].vkind, ops_[j].bits, &scratch_[j]);
+      if ((mask >> j) & 1) scratch_[arity + 1 + j] = adj_[varied_.Rank(ops_[j].target)];
+    }
+    scratch_[arity] = yv;
+    internal::RunScalar(*prog, scratch_.data());
+    adj_[slot] = scratch_[static_cast<size_t>(prog->outputs[0])];
+    return Status::Ok();
+  }
+  vscratch_.assign(static_cast<size_t>(prog->num_regs), Value());
+  for (size_t j = 0; j < arity; ++j) {
+    if (prog->reads[j]) vscratch_[j] = DecodeOperand(ops_[j]);
+    if ((mask >> j) & 1) {
+      uint64_t ts = varied_.Rank(ops_[j].target);
+      if (ops_[j].vkind == fb::VKind::Tensor) {
+        vscratch_[arity + 1 + j] = tensor_tan_[ts];
+      } else {
+        vscratch_[arity + 1 + j] = ScalarValue(adj_[ts], ops_[j].vkind == fb::VKind::F32);
+      }
+    }
+  }
+  if (prog->reads[arity]) vscratch_[arity] = internal::DecodeValue(l.cv->c, ybits, k.vkind);
+  bool f32 = k.vkind == fb::VKind::F32 ||
+             (is_tensor &&
+              l.cv->c->tensors()->Get(static_cast<uint32_t>(ybits))->dtype() == fb::DType::F32);
+  Status s = internal::RunValues(*prog, vscratch_, f32);
+  if (!s.ok()) return Status(s.code(), NodeName(id) + ": " + s.message());
+  const Value& out = vscratch_[static_cast<size_t>(prog->outputs[0])];
+  if (is_tensor != (out.kind() == VKind::kTensor)) {
+    return InvalidArgument(NodeName(id) + ": the forward rule of " + rule->Signature() +
+                           " gives a " + TypeName(out) + " tangent for a " +
+                           (is_tensor ? "tensor" : "scalar") + " value");
+  }
+  SetTangent(slot, out);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- reverse sweep
+
+Result<RevCache*> GradEngine::Reverse(ClassInfo& k, const Rule* rule, size_t arity) {
+  if (k.rev != nullptr) return k.rev;
+  auto key = std::make_pair(rule, arity);
+  auto it = rev_cache_.find(key);
+  if (it == rev_cache_.end()) {
+    auto c = std::make_unique<RevCache>();
+    c->progs.resize(arity);
+    c->reads.assign(arity, 0);
+    for (size_t j = 0; j < arity; ++j) {
+      if (!rule->Differentiates(j)) continue;
+      IRT_ASSIGN_OR_RETURN(Program p, internal::CompileReverse(*rule, arity, j));
+      uint64_t reads = 0;
+      for (size_t q = 0; q < arity && q < 63; ++q) {
+        if (p.reads[q]) reads |= uint64_t{1} << q;
+      }
+      if (arity >= 63 || !p.scalar) reads = ~uint64_t{0};
+      if (p.reads[arity]) reads |= uint64_t{1} << 63;
+      c->reads[j] = reads;
+      c->max_regs = std::max(c->max_regs, static_cast<size_t>(p.num_regs));
+      c->progs[j] = std::move(p);
+    }
+    it = rev_cache_.emplace(key, std::move(c)).first;
+  }
+  k.rev = it->second.get();
+  return k.rev;
+}
+
+Result<TensorAdj*> GradEngine::TensorAdjOf(NodeId target, uint64_t slot) {
+  if (slot == cached_slot_) return cached_adj_;
+  auto it = tensor_adj_.find(slot);
+  if (it == tensor_adj_.end()) {
+    Loc tl = Locate(target);
+    const fb::Tensor* ft = tl.cv->c->tensors()->Get(static_cast<uint32_t>(BitsOf(tl)));
+    std::vector<int64_t> shape;
+    if (ft->shape()) shape.assign(ft->shape()->begin(), ft->shape()->end());
+    TensorAdj a;
+    a.t = Tensor::Zeros(static_cast<DType>(ft->dtype()), std::move(shape));
+    it = tensor_adj_.emplace(slot, std::move(a)).first;
+  }
+  cached_slot_ = slot;
+  cached_adj_ = &it->second;
+  return cached_adj_;
+}
+
+Status GradEngine::AccumulateScalar(NodeId target, double g) {
+  uint64_t s = varied_.Rank(target);
+  adj_[s] += g;
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+Status GradEngine::AccumulateValue(NodeId target, const Value& g, const char* what) {
+  uint64_t s = varied_.Rank(target);
+  Loc tl = Locate(target);
+  const ClassInfo& tk = Cls(tl);
+  if (tk.vkind != fb::VKind::Tensor) {
+    if (!g.is_scalar() || g.kind() == VKind::kNone || g.kind() == VKind::kNothing) {
+      return InvalidArgument(std::string(what) + " gives a " + TypeName(g) +
+                             " adjoint for the scalar " + NodeName(target));
+    }
+    adj_[s] += g.to_double();
+    touched_.Set(s);
+    return Status::Ok();
+  }
+  IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
+  if (g.kind() != VKind::kTensor || g.tensor().shape != a->t.shape) {
+    return InvalidArgument(std::string(what) + " gives a " + TypeName(g) + " " +
+                           (g.kind() == VKind::kTensor ? FormatValue(g, {.max_elements = 3}) : "") +
+                           " adjoint for " + NodeName(target) + ", a " +
+                           TypeName(Value::MakeTensor(Tensor::Zeros(a->t.dtype, {}))) +
+                           " tensor of another shape");
+  }
+  const Tensor& gt = g.tensor();
+  int64_t n = a->t.numel();
+  if (a->t.dtype == DType::kF64) {
+    double* p = a->t.f64();
+    if (gt.dtype == DType::kF64) {
+      const double* q = gt.f64();
+      for (int64_t i = 0; i < n; ++i) p[i] += q[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] += gt.at(i);
+    }
+  } else {
+    float* p = a->t.f32();
+    for (int64_t i = 0; i < n; ++i) p[i] += static_cast<float>(gt.at(i));
+  }
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
+                                    const Value* vidx) {
+  uint64_t s = varied_.Rank(target);
+  Loc tl = Locate(target);
+  if (Cls(tl).vkind != fb::VKind::Tensor) {
+    return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
+  }
+  IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
+  const std::vector<int64_t>& shape = a->t.shape;
+  int64_t n = a->t.numel();
+  int64_t off = 0;
+  auto index = [&](size_t d, int64_t* out) -> bool {
+    double x = vidx ? vidx[d].to_double() : idx[d];
+    if (x != std::trunc(x)) return false;
+    *out = static_cast<int64_t>(x);
+    return true;
+  };
+  if (nidx == 1) {
+    int64_t i;
+    if (!index(0, &i) || i < 1 || i > n) {
+      return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
+    }
+    off = i - 1;
+  } else {
+    if (nidx != shape.size()) {
+      return InvalidArgument("wrong number of indices adding into the adjoint of " +
+                             NodeName(target));
+    }
+    for (size_t d = 0; d < nidx; ++d) {
+      int64_t i;
+      if (!index(d, &i) || i < 1 || i > shape[d]) {
+        return InvalidArgument("index out of bounds adding into the adjoint of " +
+                               NodeName(target));
+      }
+      off = off * shape[d] + (i - 1);
+    }
+  }
+  if (a->t.dtype == DType::kF64) {
+    a->t.f64()[off] += g;
+  } else {
+    a->t.f32()[off] += static_cast<float>(g);
+  }
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+// The adjoint of the node at `slot` as a value (scalars as the node's type).
+// With `take`, a tensor adjoint is moved out (it is not needed again).
+Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
+  const ClassInfo& k = Cls(l);
+  if (k.vkind != fb::VKind::Tensor) return ScalarValue(adj_[slot], k.vkind == fb::VKind::F32);
+  auto it = tensor_adj_.find(slot);
+  if (it == tensor_adj_.end()) {
+    const fb::Tensor* ft = l.cv->c->tensors()->Get(static_cast<uint32_t>(BitsOf(l)));
+    std::vector<int64_t> shape;
+    if (ft->shape()) shape.assign(ft->shape()->begin(), ft->shape()->end());
+    return Value::MakeTensor(Tensor::Zeros(static_cast<DType>(ft->dtype()), std::move(shape)));
+  }
+  if (!take || opts_.keep_adjoints) return Value::MakeTensor(it->second.t);
+  Value v = Value::MakeTensor(std::move(it->second.t));
+  if (cached_slot_ == slot) cached_slot_ = ~uint64_t{0};
+  tensor_adj_.erase(it);
+  return v;
+}
+
+Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from) {
+  if (target == kNoNode || !varied_.Get(target)) return Status::Ok();
+  const ClassInfo& k = Cls(from);
+  if (k.vkind != fb::VKind::Tensor) return AccumulateScalar(target, adj_[from_slot]);
+  auto it = tensor_adj_.find(from_slot);
+  if (it == tensor_adj_.end()) {
+    touched_.Set(varied_.Rank(target));
+    return Status::Ok();
+  }
+  uint64_t ts = varied_.Rank(target);
+  auto tt = tensor_adj_.find(ts);
+  if (tt == tensor_adj_.end() && !opts_.keep_adjoints &&
+      Cls(Locate(target)).vkind == fb::VKind::Tensor) {
+    // Hand the buffer over.
+    if (cached_slot_ == from_slot || cached_slot_ == ts) cached_slot_ = ~uint64_t{0};
+    TensorAdj moved = std::move(it->second);
+    tensor_adj_.erase(it);
+    tensor_adj_.emplace(ts, std::move(moved));
+    touched_.Set(ts);
+    return Status::Ok();
+  }
+  return AccumulateValue(target, Value::MakeTensor(it->second.t), "a pass-through");
+}
+
+Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker,
+                                const Rule* rule) {
+  Loc src = marker != kNoNode ? Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  ClassInfo& sk = const_cast<ClassInfo&>(Cls(src));
+  const ClassInfo& k = Cls(l);
+  if (rule == nullptr) return MissingRule(src_id, sk, sk.op, sk.n_ops);
+  Operands(src, src_id, &ops_);
+  size_t arity = ops_.size();
+  IRT_ASSIGN_OR_RETURN(RevCache * rc, Reverse(sk, rule, arity));
+  ++stats_.rule_applications;
+  uint64_t ybits = BitsOf(l);
+  bool y_scalar = k.vkind != fb::VKind::Tensor;
+  uint64_t real = 0;  // operands that are real scalars
+  for (size_t j = 0; j < arity && j < 63; ++j) {
+    fb::VKind vk = ops_[j].vkind;
+    if (vk == fb::VKind::F64 || vk == fb::VKind::F32 || vk == fb::VKind::I64 ||
+        vk == fb::VKind::Bool) {
+      real |= uint64_t{1} << j;
+    }
+  }
+  if (y_scalar) real |= uint64_t{1} << 63;
+  bool regs_ready = false;
+  bool values_ready = false;
+  Value dy;
+  for (size_t j = 0; j < arity; ++j) {
+    const OperandVal& o = ops_[j];
+    if (!o.varied || !rc->progs[j]) continue;
+    const Program& p = *rc->progs[j];
+    bool sparse = p.outputs.size() > 1;
+    if (y_scalar && (rc->reads[j] & ~real) == 0) {
+      if (!regs_ready) {
+        scratch_.resize(rc->max_regs);
+        for (size_t q = 0; q < arity; ++q) ScalarDouble(ops_[q].vkind, ops_[q].bits, &scratch_[q]);
+        ScalarDouble(k.vkind, ybits, &scratch_[arity]);
+        scratch_[arity + 1] = adj_[slot];
+        regs_ready = true;
+      }
+      internal::RunScalar(p, scratch_.data());
+      double g = scratch_[static_cast<size_t>(p.outputs[0])];
+      if (sparse) {
+        double idx[8];
+        size_t ni = p.outputs.size() - 1;
+        if (ni <= 8) {
+          for (size_t q = 0; q < ni; ++q) idx[q] = scratch_[static_cast<size_t>(p.outputs[q + 1])];
+          IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, g, idx, ni, nullptr));
+          continue;
+        }
+        std::vector<Value> vidx;
+        for (size_t q = 0; q < ni; ++q) {
+          vidx.push_back(Value::F64(scratch_[static_cast<size_t>(p.outputs[q + 1])]));
+        }
+        IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, g, nullptr, ni, vidx.data()));
+        continue;
+      }
+      Loc tl = Locate(o.target);
+      if (Cls(tl).vkind == fb::VKind::Tensor) {
+        IRT_RETURN_IF_ERROR(AccumulateValue(o.target, ScalarValue(g, false),
+                                            ("the rule for " + rule->Signature()).c_str()));
+      } else {
+        IRT_RETURN_IF_ERROR(AccumulateScalar(o.target, g));
+      }
+      continue;
+    }
+    // On values.
+    if (!values_ready) {
+      vscratch_.assign(rc->max_regs, Value());
+      dy = AdjointValue(slot, l, /*take=*/true);
+      values_ready = true;
+    }
+    for (size_t q = 0; q < arity; ++q) {
+      if (p.reads[q] && vscratch_[q].is_none()) vscratch_[q] = DecodeOperand(ops_[q]);
+    }
+    if (p.reads[arity] && vscratch_[arity].is_none()) {
+      vscratch_[arity] = internal::DecodeValue(l.cv->c, ybits, k.vkind);
+    }
+    vscratch_[arity + 1] = dy;
+    bool f32 = k.vkind == fb::VKind::F32 ||
+               (!y_scalar &&
+                l.cv->c->tensors()->Get(static_cast<uint32_t>(ybits))->dtype() == fb::DType::F32);
+    Status s = internal::RunValues(p, vscratch_, f32);
+    if (!s.ok()) return Status(s.code(), NodeName(src_id) + ": " + s.message());
+    const Value& g = vscratch_[static_cast<size_t>(p.outputs[0])];
+    if (sparse) {
+      std::vector<Value> vidx;
+      for (size_t q = 1; q < p.outputs.size(); ++q) {
+        vidx.push_back(vscratch_[static_cast<size_t>(p.outputs[q])]);
+      }
+      if (!g.is_scalar()) {
+        return InvalidArgument(NodeName(src_id) + ": a sparse rule must add a number");
+      }
+      IRT_RETURN_IF_ERROR(
+          AccumulateSparse(o.target, g.to_double(), nullptr, vidx.size(), vidx.data()));
+      continue;
+    }
+    std::string what = NodeName(src_id) + ": the rule for " + rule->Signature();
+    IRT_RETURN_IF_ERROR(AccumulateValue(o.target, g, what.c_str()));
+  }
+  return Status::Ok();
+}
+
+Status GradEngine::ReversePass() {
+  double t0 = Now();
+  uint64_t n = trace_.size();
+  adj_.assign(n_active_, 0.0);
+  touched_.Resize(n_active_);
+  NodeId res = result_node();
+  if (varied_.Get(res)) {
+    uint64_t s = varied_.Rank(res);
+    Loc l = Locate(res);
+    const ClassInfo& k = Cls(l);
+    const Value& seed = *opts_.seed;
+    if (k.vkind == fb::VKind::Tensor) {
+      IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(res, s));
+      if (seed.kind() == VKind::kTensor) {
+        if (seed.tensor().shape != a->t.shape) {
+          return InvalidArgument("the seed has the shape of " +
+                                 FormatValue(seed, {.max_elements = 3}) +
+                                 ", the result's is different");
+        }
+        for (int64_t i = 0; i < a->t.numel(); ++i) {
+          if (a->t.dtype == DType::kF64) {
+            a->t.f64()[i] = seed.tensor().at(i);
+          } else {
+            a->t.f32()[i] = static_cast<float>(seed.tensor().at(i));
+          }
+        }
+      } else {
+        for (int64_t i = 0; i < a->t.numel(); ++i) {
+          if (a->t.dtype == DType::kF64) {
+            a->t.f64()[i] = seed.to_double();
+          } else {
+            a->t.f32()[i] = static_cast<float>(seed.to_double());
+          }
+        }
+      }
+    } else {
+      adj_[s] = seed.to_double();
+    }
+    touched_.Set(s);
+  }
+  uint64_t slot = n_active_;
+  for (NodeId id = n; id-- > 0;) {
+    if (!varied_.Get(id)) continue;
+    --slot;
+    if (!touched_.Get(slot)) continue;
+    Loc l = Locate(id);
+    const ClassInfo& k = Cls(l);
+    switch (k.kind) {
+      case fb::Kind::Return: {
+        NodeId m = RuledMarker(l, id);
+        if (m != kNoNode) {
+          IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, m, Cls(Locate(m)).rule));
+          break;
+        }
+        IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
+        break;
+      }
+      case fb::Kind::Argument:
+        IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
+        break;
+      case fb::Kind::Primitive:
+      case fb::Kind::Special:
+        IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, kNoNode, k.rule));
+        break;
+      default:
+        break;
+    }
+  }
+  stats_.sweep_seconds = Now() - t0;
+  return Status::Ok();
+}
+
+std::optional<Value> GradEngine::Adjoint(NodeId id) {
+  if (!varied_.Get(id)) return std::nullopt;
+  uint64_t s = varied_.Rank(id);
+  if (!touched_.Get(s)) return std::nullopt;
+  Loc l = Locate(id);
+  const ClassInfo& k = Cls(l);
+  if (k.vkind != fb::VKind::Tensor) return ScalarValue(adj_[s], k.vkind == fb::VKind::F32);
+  auto it = tensor_adj_.find(s);
+  if (it != tensor_adj_.end()) return Value::MakeTensor(it->second.t);
+  auto kt = kept_.find(s);
+  if (kt != kept_.end()) return kt->second;
+  return std::nullopt;
+}
+
+Status GradEngine::Finish(GradResult* out) {
+  out->stats = stats_;
+  for (ArgumentDerivative& a : args_) {
+    if (!a.chosen || !a.differentiable) continue;
+    if (forward_mode_) {
+      if (varied_.Get(a.id)) {
+        uint64_t s = varied_.Rank(a.id);
+        Loc l = Locate(a.id);
+        if (Cls(l).vkind == fb::VKind::Tensor) {
+          auto it = tensor_tan_.find(s);
+          a.derivative = it != tensor_tan_.end() ? it->second : Value();
+        } else {
+          a.derivative = ScalarValue(adj_[s], Cls(l).vkind == fb::VKind::F32);
+        }
+      }
+      continue;
+    }
+    if (varied_.Get(a.id)) {
+      Loc l = Locate(a.id);
+      a.derivative = AdjointValue(varied_.Rank(a.id), l, /*take=*/false);
+    }
+  }
+  out->arguments = args_;
+  if (forward_mode_) {
+    NodeId res = result_node();
+    Loc l = Locate(res);
+    const ClassInfo& k = Cls(l);
+    if (varied_.Get(res)) {
+      uint64_t s = varied_.Rank(res);
+      if (poisoned_.Get(s)) {
+        NodeId origin = poison_origin_[s];
+        Loc ol = Locate(origin);
+        const ClassInfo& ok = Cls(ol);
+        bool closer = IsCloser(ok.kind);
+        NodeId m = closer ? RootMarkerOfRuledCloser(ol, origin) : origin;
+        const ClassInfo& mk = Cls(Locate(m));
+        return MissingRule(m, mk, mk.op, mk.n_ops);
+      }
+      if (k.vkind == fb::VKind::Tensor) {
+        auto it = tensor_tan_.find(s);
+        if (it != tensor_tan_.end()) {
+          out->tangent = it->second;
+        } else {
+          out->tangent = AdjointValue(~uint64_t{0}, l, false);
+        }
+      } else {
+        out->tangent = ScalarValue(adj_[s], k.vkind == fb::VKind::F32);
+      }
+    } else if (k.vkind != fb::VKind::Tensor) {
+      out->tangent = ScalarValue(0.0, k.vkind == fb::VKind::F32);
+    } else {
+      out->tangent = AdjointValue(~uint64_t{0}, l, false);
+    }
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- driver
+
+namespace {
+
+Status Prepare(const Trace& trace, GradResult* r, bool* result_float) {
+  if (!trace.complete()) return DataError(trace.name() + ": the trace is incomplete");
+  IRT_ASSIGN_OR_RETURN(NodeView root, trace.node(0));
+  if (root.kind() != NodeKind::kCall) {
+    return DataError(trace.name() + ": the first node does not open the root call");
+  }
+  r->function = std::string(root.op());
+  for (size_t i = 0; i < root.num_operands(); ++i) {
+    Operand o = root.operand(i);
+    r->call_args.push_back(o.is_ref ? Value() : o.literal);
+  }
+  IRT_ASSIGN_OR_RETURN(NodeView last, trace.node(trace.size() - 1));
+  if (last.kind() == NodeKind::kError) {
+    return DataError(trace.name() + ": the trace records a failed run of " + r->function +
+                     "; it has no derivative");
+  }
+  if (last.kind() != NodeKind::kReturn || last.closes() != 0) {
+    return DataError(trace.name() + ": the last node does not close the root call");
+  }
+  r->result = last.value();
+  bool f = r->result.is_float() ||
+           (r->result.kind() == VKind::kTensor &&
+            (r->result.tensor().dtype == DType::kF64 || r->result.tensor().dtype == DType::kF32));
+  *result_float = f;
+  return Status::Ok();
+}
+
+Status CheckResultDifferentiable(const GradResult& r, bool result_float) {
+  if (!result_float) {
+    return InvalidArgument("the result of " + r.function + " is " + TypeName(r.result) +
+                           "; only Float64, Float32 and tensors of them have derivatives");
+  }
+  return Status::Ok();
+}
+
+Status CheckSomeDifferentiable(const GradResult& r, const std::vector<ArgumentDerivative>& args) {
+  std::string names;
+  for (const ArgumentDerivative& a : args) {
+    if (a.chosen && a.differentiable) return Status::Ok();
+    if (a.chosen)
+      names +=
+          (names.empty() ? "" : ", ") + ("@" + std::to_string(a.pos)) + "::" + TypeName(a.value);
+  }
+  return InvalidArgument("no differentiable argument: " + r.function + " takes " +
+                         (names.empty() ? std::string("no chosen arguments") : names) +
+                         "; derivatives exist for Float64, Float32 and tensors of them");
+}
+
+Result<Value> DefaultSeed(const GradResult& r, const GradOptions& opts) {
+  if (opts.seed) {
+    const Value& s = *opts.seed;
+    bool ok = (s.is_scalar() && s.kind() != VKind::kNone && s.kind() != VKind::kNothing) ||
+              s.kind() == VKind::kTensor;
+    if (!ok) return InvalidArgument("the seed must be a number or a tensor, not " + TypeName(s));
+    if (r.result.kind() != VKind::kTensor && s.kind() == VKind::kTensor) {
+      return InvalidArgument("the result of " + r.function + " is a " + TypeName(r.result) +
+                             "; the seed must be a number");
+    }
+    return s;
+  }
+  if (r.result.kind() == VKind::kTensor) {
+    return InvalidArgument("the result of " + r.function + " is a " + TypeName(r.result) +
+                           "; give its adjoint with --seed (a tensor of its shape, or a number)");
+  }
+  return r.result.kind() == VKind::kF32 ? Value::F32(1.0f) : Value::F64(1.0);
+}
+
+}  // namespace
+
+Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
+                                 const GradOptions& options) {
+  GradResult r;
+  r.mode = options.mode;
+  bool result_float = false;
+  IRT_RETURN_IF_ERROR(Prepare(trace, &r, &result_float));
+  IRT_RETURN_IF_ERROR(CheckResultDifferentiable(r, result_float));
+  GradOptions opts = options;
+  if (opts.mode == GradMode::kReverse) {
+    IRT_ASSIGN_OR_RETURN(r.seed, DefaultSeed(r, opts));
+    opts.seed = r.seed;
+  }
+  GradEngine e(trace, rules, opts);
+  IRT_RETURN_IF_ERROR(e.ForwardPass(opts.mode == GradMode::kForward, false));
+  IRT_RETURN_IF_ERROR(CheckSomeDifferentiable(r, e.args()));
+  if (opts.mode == GradMode::kForward) {
+    if (opts.tangents.empty()) {
+      return InvalidArgument("forward mode needs a tangent: --tangent @POS=VALUE");
+    }
+    for (const auto& [p, t] : opts.tangents) {
+      for (const ArgumentDerivative& a : e.args()) {
+        if (a.pos == p && !a.differentiable) {
+          return InvalidArgument("@" + std::to_string(p) + " is " + TypeName(a.value) +
+                                 ", which is not differentiable");
+        }
+      }
+    }
+    for (ArgumentDerivative& a : e.mutable_args()) {
+      for (const auto& [p, t] : opts.tangents) {
+        if (a.pos == p) a.derivative = t;
+      }
+    }
+  } else {
+    IRT_RETURN_IF_ERROR(e.ReversePass());
+  }
+  IRT_RETURN_IF_ERROR(e.Finish(&r));
+  if (opts.mode == GradMode::kForward) {
+    for (ArgumentDerivative& a : r.arguments) {
+      for (const auto& [p, t] : opts.tangents) {
+        if (a.pos == p) a.derivative = t;
+      }
+    }
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- writers
+
+namespace {
+
+ClassSpec SpecOf(const fb::Chunk* c, const fb::NodeClass* fc) {
+  ClassSpec s;
+  s.kind = static_cast<NodeKind>(fc->kind());
+  if (fc->op() != ~0u) s.op = c->strings()->Get(fc->op())->str();
+  s.block = fc->block();
+  s.pos = fc->pos();
+  s.aux = fc->aux();
+  s.line = fc->line();
+  s.col = fc->col();
+  s.has_condition = (fc->flags() & 1) != 0;
+  s.condition_taken_when = (fc->flags() & 2) != 0;
+  for (uint32_t j = 0; j < fc->n_operands(); ++j) {
+    uint32_t o = c->operands()->Get(fc->first_operand() + j);
+    if (o == 0) {
+      s.operands.push_back(OperandSpec::Ref());
+    } else {
+      s.operands.push_back(
+          OperandSpec::Literal(internal::DecodeValue(c, *c->literals()->Get(o - 1))));
+    }
+  }
+  return s;
+}
+
+// Runs the forward pass and the reverse sweep for the writers.
+Result<GradResult> Prepared(const Trace& trace, const GradOptions& options, GradOptions* opts) {
+  GradResult r;
+  r.mode = GradMode::kReverse;
+  if (options.mode != GradMode::kReverse) {
+    return InvalidArgument("the backward pass and adjoints are reverse mode");
+  }
+  bool result_float = false;
+  IRT_RETURN_IF_ERROR(Prepare(trace, &r, &result_float));
+  IRT_RETURN_IF_ERROR(CheckResultDifferentiable(r, result_float));
+  *opts = options;
+  IRT_ASSIGN_OR_RETURN(r.seed, DefaultSeed(r, *opts));
+  opts->seed = r.seed;
+  return r;
+}
+
+}  // namespace
+
+Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
+                                  const GradOptions& options, Output& out) {
+  GradOptions opts;
+  IRT_ASSIGN_OR_RETURN(GradResult r, Prepared(trace, options, &opts));
+  opts.keep_adjoints = true;
+  GradEngine e(trace, rules, opts);
+  IRT_RETURN_IF_ERROR(e.ForwardPass(false, false));
+  IRT_RETURN_IF_ERROR(CheckSomeDifferentiable(r, e.args()));
+  IRT_RETURN_IF_ERROR(e.ReversePass());
+  IRT_RETURN_IF_ERROR(e.Finish(&r));
+  double t0 = Now();
+  // A nested call's marker shows the adjoint of the call's result (its closer's).
+  std::unordered_map<NodeId, NodeId> marker_closer;
+  for (NodeId id = trace.size(); id-- > 0;) {
+    if (!e.Touched(id)) continue;
+    GradEngine::Loc l = e.Locate(id);
+    if (e.Cls(l).kind == fb::Kind::Return) marker_closer[e.RootMarkerOfRuledCloser(l, id)] = id;
+  }
+  WriterOptions wo;
+  wo.producer_name = std::string(trace.producer_name());
+  wo.producer_version = std::string(trace.producer_version());
+  TraceWriter w(&out, wo);
+  std::vector<NodeId> refs;
+  for (uint32_t ci = 0; ci < trace.chunks().size(); ++ci) {
+    IRT_RETURN_IF_ERROR(trace.VerifyChunk(ci));
+    const fb::Chunk* c = trace.chunk_root(ci);
+    if (c->functions()) {
+      for (const fb::FunctionIR* f : *c->functions()) {
+        w.RegisterFunction(c->strings()->Get(f->name())->str(), f->ir() ? f->ir()->str() : "");
+      }
+    }
+    uint32_t nclasses = c->classes() ? c->classes()->size() : 0;
+    std::vector<ClassId> cls(nclasses, ~0u);
+    const auto* meta = c->meta();
+    uint32_t mi = 0, nmeta = meta ? meta->size() : 0;
+    NodeId base = trace.chunks()[ci].base;
+    uint32_t n = c->nodes() ? c->nodes()->size() : 0;
+    e.set_last_chunk(ci);
+    for (uint32_t local = 0; local < n; ++local) {
+      NodeId id = base + local;
+      GradEngine::Loc l = e.Locate(id);
+      const fb::Node* nd = c->nodes()->Get(local);
+      const ClassInfo& k = e.Cls(l);
+      if (cls[nd->cls()] == ~0u)
+        cls[nd->cls()] = w.DefineClass(SpecOf(c, c->classes()->Get(nd->cls())));
+      refs.clear();
+      for (uint32_t j = 0; j < k.n_refs; ++j) refs.push_back(e.RefTarget(l, id, j));
+      w.Append(cls[nd->cls()], internal::DecodeValue(c, nd->value(), k.vkind), refs);
+      for (; mi < nmeta && meta->Get(mi)->node() == local; ++mi) {
+        const fb::Meta* m = meta->Get(mi);
+        w.AddMeta(c->strings()->Get(m->key())->string_view(), internal::DecodeValue(c, m->value()));
+      }
+      std::optional<Value> adj = e.Adjoint(id);
+      if (!adj && k.kind == fb::Kind::Call) {
+        auto it = marker_closer.find(id);
+        if (it != marker_closer.end()) adj = e.Adjoint(it->second);
+      }
+      if (adj) w.AddMeta("adjoint", *adj);
+    }
+  }
+  for (const MetaEntry& m : trace.trace_meta()) w.AddTraceMeta(m.key, m.value);
+  IRT_RETURN_IF_ERROR(w.Finish());
+  r.stats.write_seconds = Now() - t0;
+  return r;
+}
+
+namespace {
+
+// Writes the backward pass as a trace: a flat root body holding the
+// recomputed active primal, then the adjoint nodes, then the return.
+class Emitter : public internal::ProgramObserver {
+ public:
+  struct Ref {
+    NodeId node = kNoNode;  // kNoNode: a literal (or absent, when value is none)
+    Value value;
+    bool absent() const { return node == kNoNode && value.is_none(); }
+  };
+
+  Emitter(GradEngine& e, TraceWriter& w, const GradOptions& opts) : e_(e), w_(w), opts_(opts) {}
+
+  Result<std::vector<Value>> Run(const GradResult& r, const std::vector<uint32_t>& returned);
+
+  void OnConst(int32_t reg, const Value& v) override {
+    regs_[static_cast<size_t>(reg)] = {kNoNode, v};
+  }
+  Status OnInstr(const internal::Instr& in, const std::vector<Value>& values) override;
+
+ private:
+  ClassId Class(const ClassSpec& s);
+  NodeId Emit(NodeKind kind, const std::string& op, const std::vector<Ref>& args, const Value& v,
+              const Location& loc, NodeId adjoint_of);
+  Location LocOf(NodeId orig);
+  NodeId PrimalOf(NodeId orig);
+  Result<NodeId> RefFor(NodeId orig);
+  Status EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, uint64_t slot);
+  Status ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, NodeId marker,
+                   const Rule* rule);
+  Status Accumulate(NodeId target, const Ref& c);
+  Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
+  Result<NodeId> AsNode(const Ref& r, NodeId target);
+
+  GradEngine& e_;
+  TraceWriter& w_;
+  const GradOptions& opts_;
+  std::unordered_map<std::string, ClassId> classes_;
+  std::unordered_map<NodeId, NodeId> root_new_;   // original root argument -> its copy
+  std::unordered_map<NodeId, NodeId> constants_;  // original inactive node -> Constant copy
+  std::vector<NodeId> prim_;                      // by slot: the active node's primal copy
+  std::vector<Ref> adj_;                          // by slot: the adjoint so far
+  std::vector<Ref> regs_;                         // registers of the program running
+  std::vector<OperandVal> ops_;
+  Location cur_loc_;
+  NodeId cur_of_ = kNoNode;
+};
+
+ClassId Emitter::Class(const ClassSpec& s) {
+  std::string key = std::to_string(static_cast<int>(s.kind)) + "|" + s.op + "|" +
+                    std::to_string(s.block) + "|" + std::to_string(s.pos) + "|" +
+                    std::to_string(s.aux) + "|" + std::to_string(s.line) + "|" +
+                    std::to_string(s.col) + "|" + (s.has_condition ? "c" : "") +
+                    (s.condition_taken_when ? "t" : "");
+  for (const OperandSpec& o : s.operands) {
+    if (o.is_ref) {
+      key += "|R";
+    } else {
+      key += "|L" + std::to_string(static_cast<int>(o.literal.kind())) + ":" +
+             (o.literal.is_scalar() ? std::to_string(o.literal.bits())
+                                    : FormatValue(o.literal, {.max_elements = 0}));
+    }
+  }
+  auto it = classes_.find(key);
+  if (it != classes_.end()) return it->second;
+  ClassId id = w_.DefineClass(s);
+  classes_.emplace(std::move(key), id);
+  return id;
+}
+
+NodeId Emitter::Emit(NodeKind kind, const std::string& op, const std::vector<Ref>& args,
+                     const Value& v, const Location& loc, NodeId adjoint_of) {
+  ClassSpec s;
+  s.kind = kind;
+  s.op = op;
+  s.block = loc.block;
+  s.pos = loc.pos;
+  s.line = loc.line;
+  s.col = loc.col;
+  std::vector<NodeId> refs;
+  for (const Ref& a : args) {
+    if (a.node != kNoNode) {
+      s.operands.push_back(OperandSpec::Ref());
+      refs.push_back(a.node);
+    } else {
+      s.operands.push_back(OperandSpec::Literal(a.value));
+    }
+  }
+  NodeId id = w_.Append(Class(s), v, refs);
+  if (adjoint_of != kNoNode)
+    w_.AddMeta("adjoint_of", Value::String("@" + std::to_string(adjoint_of)));
+  return id;
+}
+
+Location Emitter::LocOf(NodeId orig) {
+  GradEngine::Loc l = e_.Locate(orig);
+  const ClassInfo& k = e_.Cls(l);
+  return Location{k.block, k.pos, false, k.line, k.col};
+}
+
+NodeId Emitter::PrimalOf(NodeId orig) {
+  auto it = root_new_.find(orig);
+  if (it != root_new_.end()) return it->second;
+  if (e_.Varied(orig)) return prim_[e_.Slot(orig)];
+  auto c = constants_.find(orig);
+  return c != constants_.end() ? c->second : kNoNode;
+}
+
+// The copy of an operand's node: the root argument, the active primal, or
+// a Constant holding the recorded value (emitted on first use).
+Result<NodeId> Emitter::RefFor(NodeId orig) {
+  NodeId n = PrimalOf(orig);
+  if (n != kNoNode) return n;
+  GradEngine::Loc l = e_.Locate(orig);
+  const ClassInfo& k = e_.Cls(l);
+  Value v = internal::DecodeValue(l.cv->c, e_.BitsOf(l), k.vkind);
+  NodeId id = Emit(NodeKind::kConstant, "", {}, v, LocOf(orig), kNoNode);
+  constants_[orig] = id;
+  return id;
+}
+
+Status Emitter::EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, uint64_t slot) {
+  GradEngine::Loc src = marker != kNoNode ? e_.Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  e_.Operands(src, src_id, &ops_);
+  std::vector<Ref> args;
+  for (const OperandVal& o : ops_) {
+    if (o.is_ref) {
+      IRT_ASSIGN_OR_RETURN(NodeId n, RefFor(o.target));
+      args.push_back({n, Value()});
+    } else {
+      args.push_back({kNoNode, e_.DecodeOperand(o)});
+    }
+  }
+  const ClassInfo& sk = e_.Cls(src);
+  const ClassInfo& k = e_.Cls(l);
+  Value v = internal::DecodeValue(l.cv->c, e_.BitsOf(l), k.vkind);
+  NodeKind kind = sk.kind == fb::Kind::Special ? NodeKind::kSpecial : NodeKind::kPrimitive;
+  prim_[slot] = Emit(kind, std::string(sk.op), args, v, LocOf(src_id), kNoNode);
+  return Status::Ok();
+}
+
+Status Emitter::OnInstr(const internal::Instr& in, const std::vector<Value>& values) {
+  const Value& v = values[static_cast<size_t>(in.dst)];
+  std::vector<Ref> args;
+  for (int32_t a : in.args) args.push_back(regs_[static_cast<size_t>(a)]);
+  // Identities (unbroadcasting to the same shape) emit nothing.
+  if (!args.empty() && (in.op == "identity" || in.op == "sum_to" || in.op == "broadcast_to" ||
+                        in.op == "reshape" || in.op == "transpose")) {
+    const Value& a0 = values[static_cast<size_t>(in.args[0])];
+    bool same = a0.kind() == v.kind() &&
+                (v.kind() != VKind::kTensor ||
+                 (a0.tensor().shape == v.tensor().shape && a0.tensor().dtype == v.tensor().dtype));
+    if (in.op == "transpose" && v.kind() == VKind::kTensor) same = false;
+    if (same) {
+      regs_[static_cast<size_t>(in.dst)] = {args[0].node, v};
+      return Status::Ok();
+    }
+  }
+  NodeId id = Emit(NodeKind::kPrimitive, in.op, args, v, cur_loc_, cur_of_);
+  regs_[static_cast<size_t>(in.dst)] = {id, v};
+  return Status::Ok();
+}
+
+Result<NodeId> Emitter::AsNode(const Ref& r, NodeId target) {
+  if (r.node != kNoNode) return r.node;
+  return Emit(NodeKind::kConstant, "", {}, r.value, LocOf(target), PrimalOf(target));
+}
+
+Status Emitter::Accumulate(NodeId target, const Ref& c) {
+  uint64_t st = e_.Slot(target);
+  Ref& a = adj_[st];
+  if (a.absent()) {
+    a = c;
+    return Status::Ok();
+  }
+  IRT_ASSIGN_OR_RETURN(Value sum, EvalPrimitive("+", std::vector<Value>{a.value, c.value}));
+  NodeId id = Emit(NodeKind::kPrimitive, "+", {a, c}, sum, LocOf(target), PrimalOf(target));
+  a = {id, sum};
+  return Status::Ok();
+}
+
+Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx) {
+  uint64_t st = e_.Slot(target);
+  Ref acc = adj_[st];
+  NodeId primal = PrimalOf(target);
+  if (acc.absent()) {
+    GradEngine::Loc l = e_.Locate(target);
+    Value pv = internal::DecodeValue(l.cv->c, e_.BitsOf(l), e_.Cls(l).vkind);
+    IRT_ASSIGN_OR_RETURN(Value z, EvalPrimitive("zero", std::vector<Value>{pv}));
+    NodeId id = Emit(NodeKind::kPrimitive, "zero", {{primal, pv}}, z, LocOf(target), primal);
+    acc = {id, z};
+  }
+  std::vector<Ref> args{acc, v};
+  std::vector<Value> vals{acc.value, v.value};
+  for (const Ref& r : idx) {
+    args.push_back(r);
+    vals.push_back(r.value);
+  }
+  IRT_ASSIGN_OR_RETURN(Value sum, EvalPrimitive("addindex", vals));
+  NodeId id = Emit(NodeKind::kPrimitive, "addindex", args, sum, LocOf(target), primal);
+  adj_[st] = {id, sum};
+  return Status::Ok();
+}
+
+Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, NodeId marker,
+                          const Rule* rule) {
+  GradEngine::Loc src = marker != kNoNode ? e_.Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  ClassInfo& sk = const_cast<ClassInfo&>(e_.Cls(src));
+  const ClassInfo& k = e_.Cls(l);
+  if (rule == nullptr) return e_.MissingRule(src_id, sk, sk.op, sk.n_ops);
+  e_.Operands(src, src_id, &ops_);
+  std::vector<OperandVal> ops = ops_;
+  size_t arity = ops.size();
+  IRT_ASSIGN_OR_RETURN(RevCache * rc, e_.Reverse(sk, rule, arity));
+  ++e_.stats().rule_applications;
+  Value y = internal::DecodeValue(l.cv->c, e_.BitsOf(l), k.vkind);
+  bool f32 =
+      k.vkind == fb::VKind::F32 || (y.kind() == VKind::kTensor && y.tensor().dtype == DType::kF32);
+  for (size_t j = 0; j < arity; ++j) {
+    const OperandVal& o = ops[j];
+    if (!o.varied || !rc->progs[j]) continue;
+    const Program& p = *rc->progs[j];
+    std::vector<Value> values(static_cast<size_t>(p.num_regs));
+    regs_.assign(static_cast<size_t>(p.num_regs), Ref{});
+    for (size_t q = 0; q < arity; ++q) {
+      values[q] = e_.DecodeOperand(ops[q]);
+      if (ops[q].is_ref) {
+        IRT_ASSIGN_OR_RETURN(NodeId n, RefFor(ops[q].target));
+        regs_[q] = {n, values[q]};
+      } else {
+        regs_[q] = {kNoNode, values[q]};
+      }
+    }
+    values[arity] = y;
+    regs_[arity] = {prim_[slot], y};
+    values[arity + 1] = adj_[slot].value;
+    regs_[arity + 1] = adj_[slot];
+    cur_loc_ = LocOf(o.target);
+    cur_of_ = PrimalOf(o.target);
+    Status s = internal::RunValues(p, values, f32, this);
+    if (!s.ok()) return Status(s.code(), e_.NodeName(src_id) + ": " + s.message());
+    Ref c = regs_[static_cast<size_t>(p.outputs[0])];
+    c.value = values[static_cast<size_t>(p.outputs[0])];
+    if (p.outputs.size() > 1) {
+      std::vector<Ref> idx;
+      for (size_t q = 1; q < p.outputs.size(); ++q) {
+        Ref r = regs_[static_cast<size_t>(p.outputs[q])];
+        r.value = values[static_cast<size_t>(p.outputs[q])];
+        idx.push_back(r);
+      }
+      IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, c, idx));
+    } else {
+      IRT_RETURN_IF_ERROR(Accumulate(o.target, c));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Value>> Emitter::Run(const GradResult& r,
+                                        const std::vector<uint32_t>& returned) {
+  const Trace& trace = e_.trace();
+  uint64_t n = trace.size();
+  // The root call and its arguments.
+  IRT_ASSIGN_OR_RETURN(NodeView root, trace.node(0));
+  std::vector<Ref> call_args;
+  for (const Value& v : r.call_args) call_args.push_back({kNoNode, v});
+  Emit(NodeKind::kCall, "∇" + r.function, call_args, Value(), root.location(), kNoNode);
+  for (const ArgumentDerivative& a : e_.args()) {
+    ClassSpec s;
+    s.kind = NodeKind::kArgument;
+    s.block = a.location.block;
+    s.pos = a.location.pos;
+    s.line = a.location.line;
+    s.col = a.location.col;
+    root_new_[a.id] = w_.Append(Class(s), a.value, {});
+  }
+  // The active primal, in execution order.
+  prim_.assign(e_.num_active(), kNoNode);
+  uint64_t slot = 0;
+  for (NodeId id = 0; id < n; ++id) {
+    if (!e_.Varied(id)) continue;
+    uint64_t s = slot++;
+    GradEngine::Loc l = e_.Locate(id);
+    const ClassInfo& k = e_.Cls(l);
+    auto root_arg = root_new_.find(id);
+    if (root_arg != root_new_.end()) {
+      prim_[s] = root_arg->second;
+      continue;
+    }
+    switch (k.kind) {
+      case fb::Kind::Argument:
+        prim_[s] = prim_[e_.Slot(e_.PassTarget(l, id))];
+        break;
+      case fb::Kind::Return: {
+        NodeId m = e_.RuledMarker(l, id);
+        if (m != kNoNode) {
+          IRT_RETURN_IF_ERROR(EmitPrimal(l, id, m, s));
+        } else {
+          prim_[s] = prim_[e_.Slot(e_.PassTarget(l, id))];
+        }
+        break;
+      }
+      default:
+        IRT_RETURN_IF_ERROR(EmitPrimal(l, id, kNoNode, s));
+    }
+  }
+  // The adjoints, in reverse order.
+  adj_.assign(e_.num_active(), Ref{});
+  NodeId res = n - 1;
+  if (e_.Varied(res)) {
+    NodeId seed = Emit(NodeKind::kConstant, "", {}, r.seed, LocOf(res), PrimalOf(res));
+    adj_[e_.Slot(res)] = {seed, r.seed};
+  }
+  slot = e_.num_active();
+  for (NodeId id = n; id-- > 0;) {
+    if (!e_.Varied(id)) continue;
+    --slot;
+    if (adj_[slot].absent()) continue;
+    GradEngine::Loc l = e_.Locate(id);
+    const ClassInfo& k = e_.Cls(l);
+    switch (k.kind) {
+      case fb::Kind::Return: {
+        NodeId m = e_.RuledMarker(l, id);
+        if (m != kNoNode) {
+          IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, m, e_.Cls(e_.Locate(m)).rule));
+          break;
+        }
+        [[fallthrough]];
+      }
+      case fb::Kind::Argument: {
+        NodeId t = e_.PassTarget(l, id);
+        if (t != kNoNode && e_.Varied(t)) IRT_RETURN_IF_ERROR(Accumulate(t, adj_[slot]));
+        break;
+      }
+      case fb::Kind::Primitive:
+      case fb::Kind::Special:
+        IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, kNoNode, k.rule));
+        break;
+      default:
+        break;
+    }
+  }
+  // The return: the chosen arguments' adjoints.
+  std::vector<Ref> outs;
+  std::vector<Value> values;
+  for (uint32_t pos : returned) {
+    for (const ArgumentDerivative& a : e_.args()) {
+      if (a.pos != pos) continue;
+      Ref ref = e_.Varied(a.id) ? adj_[e_.Slot(a.id)] : Ref{};
+      if (ref.absent()) {
+        IRT_ASSIGN_OR_RETURN(Value z, EvalPrimitive("zero", std::vector<Value>{a.value}));
+        ref = {kNoNode, z};
+      }
+      IRT_ASSIGN_OR_RETURN(NodeId node, AsNode(ref, a.id));
+      outs.push_back({node, ref.value});
+      values.push_back(ref.value);
+    }
+  }
+  Ref ret = outs.front();
+  if (outs.size() > 1) {
+    Value t = Value::MakeTuple(values);
+    ret = {Emit(NodeKind::kPrimitive, "tuple", outs, t, LocOf(n - 1), kNoNode), t};
+  }
+  ClassSpec rs;
+  rs.kind = NodeKind::kReturn;
+  rs.block = 1;
+  rs.pos = 1;
+  rs.operands.push_back(OperandSpec::Ref());
+  std::vector<NodeId> rr{ret.node};
+  w_.Append(Class(rs), ret.value, rr);
+  return values;
+}
+
+}  // namespace
+
+Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
+                                     const GradOptions& options, Output& out) {
+  GradOptions opts;
+  IRT_ASSIGN_OR_RETURN(GradResult r, Prepared(trace, options, &opts));
+  GradEngine e(trace, rules, opts);
+  // The recomputed primal depends on every floating-point argument, so that
+  // the emitted trace can be differentiated with respect to any of them.
+  IRT_RETURN_IF_ERROR(e.ForwardPass(false, /*all_float_args=*/true));
+  std::vector<uint32_t> returned;
+  for (ArgumentDerivative& a : e.mutable_args()) {
+    bool asked = opts.wrt.empty()
+                     ? a.value.kind() != VKind::kFunction
+                     : std::find(opts.wrt.begin(), opts.wrt.end(), a.pos) != opts.wrt.end();
+    a.chosen = asked;
+    if (asked && a.differentiable) returned.push_back(a.pos);
+  }
+  IRT_RETURN_IF_ERROR(CheckSomeDifferentiable(r, e.args()));
+  double t0 = Now();
+  WriterOptions wo;
+  wo.producer_name = "irt-grad";
+  wo.producer_version = IRT_VERSION;
+  TraceWriter w(&out, wo);
+  Emitter em(e, w, opts);
+  IRT_ASSIGN_OR_RETURN(std::vector<Value> grads, em.Run(r, returned));
+  std::string wrt;
+  for (uint32_t p : returned) wrt += (wrt.empty() ? "@" : ",@") + std::to_string(p);
+  w.AddTraceMeta("status", Value::String("ok"));
+  w.AddTraceMeta("function", Value::String("∇" + r.function));
+  w.AddTraceMeta("gradient_of", Value::String(r.function));
+  w.AddTraceMeta("wrt", Value::String(wrt));
+  IRT_RETURN_IF_ERROR(w.Finish());
+  e.stats().write_seconds = Now() - t0;
+  r.stats = e.stats();
+  r.arguments = e.args();
+  size_t gi = 0;
+  for (ArgumentDerivative& a : r.arguments) {
+    if (a.chosen && a.differentiable && gi < grads.size()) a.derivative = grads[gi++];
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- output
+
+namespace {
+
+void JsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (ch < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  out += '"';
+}
+
+void JsonDouble(std::string& out, double d) {
+  if (std::isnan(d)) {
+    out += "\"NaN\"";
+  } else if (std::isinf(d)) {
+    out += d > 0 ? "\"Inf\"" : "\"-Inf\"";
+  } else {
+    out += FormatDouble(d);
+  }
+}
+
+// Values as irt-print --json writes them.
+void JsonValue(std::string& out, const Value& v, int depth = 0) {
+  switch (v.kind()) {
+    case VKind::kNone:
+    case VKind::kNothing:
+      out += "null";
+      break;
+    case VKind::kBool:
+      out += v.as_bool() ? "true" : "false";
+      break;
+    case VKind::kI64:
+      out += std::to_string(v.as_i64());
+      break;
+    case VKind::kF64:
+      JsonDouble(out, v.as_f64());
+      break;
+    case VKind::kF32:
+      JsonDouble(out, v.as_f32());
+      break;
+    case VKind::kString:
+      JsonString(out, v.str());
+      break;
+    case VKind::kFunction:
+      out += "{\"function\":";
+      JsonString(out, v.str());
+      out += '}';
+      break;
+    case VKind::kTensor: {
+      const Tensor& t = v.tensor();
+      out += "{\"dtype\":";
+      JsonString(out, DTypeName(t.dtype));
+      out += ",\"shape\":[";
+      for (size_t i = 0; i < t.shape.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(t.shape[i]);
+      }
+      out += "],\"data\":[";
+      int64_t n = t.numel();
+      for (int64_t i = 0; i < n; ++i) {
+        if (i) out += ',';
+        if (t.dtype == DType::kBool) {
+          out += t.at(i) != 0 ? "true" : "false";
+        } else if (t.dtype == DType::kI64 || t.dtype == DType::kI32) {
+          out += std::to_string(static_cast<int64_t>(t.at(i)));
+        } else if (t.dtype == DType::kF32) {
+          JsonDouble(out, static_cast<double>(t.f32()[i]));
+        } else {
+          JsonDouble(out, t.at(i));
+        }
+      }
+      out += "]}";
+      break;
+    }
+    case VKind::kTuple: {
+      out += "{\"tuple\":[";
+      const auto& items = v.tuple();
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ',';
+        if (depth < 64) {
+          JsonValue(out, items[i], depth + 1);
+        } else {
+          out += "null";
+        }
+      }
+      out += "]}";
+      break;
+    }
+  }
+}
+
+std::string ArgLocation(const ArgumentDerivative& a) {
+  return "§" + std::to_string(a.location.block) + ":%" + std::to_string(a.location.pos);
+}
+
+}  // namespace
+
+Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& out) {
+  FormatOptions fo;
+  fo.max_elements = opts.max_elements;
+  std::string s;
+  bool forward = r.mode == GradMode::kForward;
+  if (opts.json) {
+    s += "{\"mode\":";
+    s += forward ? "\"forward\"" : "\"reverse\"";
+    s += ",\"function\":";
+    JsonString(s, r.function);
+    s += ",\"args\":[";
+    for (size_t i = 0; i < r.call_args.size(); ++i) {
+      if (i) s += ',';
+      JsonValue(s, r.call_args[i]);
+    }
+    s += "],\"value\":";
+    JsonValue(s, r.result);
+    s += ",\"type\":";
+    JsonString(s, TypeName(r.result));
+    if (!forward) {
+      s += ",\"seed\":";
+      JsonValue(s, r.seed);
+    }
+    s += forward ? ",\"tangents\":[" : ",\"derivatives\":[";
+    bool first = true;
+    for (const ArgumentDerivative& a : r.arguments) {
+      if (!a.chosen) continue;
+      if (!first) s += ',';
+      first = false;
+      s += "{\"pos\":" + std::to_string(a.pos) + ",\"location\":";
+      JsonString(s, ArgLocation(a));
+      s += ",\"value\":";
+      JsonValue(s, a.value);
+      s += ",\"type\":";
+      JsonString(s, TypeName(a.value));
+      s += ",\"differentiable\":";
+      s += a.differentiable ? "true" : "false";
+      if (a.differentiable) {
+        s += forward ? ",\"tangent\":" : ",\"derivative\":";
+        JsonValue(s, a.derivative);
+      }
+      s += '}';
+    }
+    s += ']';
+    if (forward) {
+      s += ",\"derivative\":";
+      JsonValue(s, r.tangent);
+    }
+    s += "}\n";
+    out << s;
+    return Status::Ok();
+  }
+  s += "⟨" + r.function + "⟩(";
+  for (size_t i = 0; i < r.call_args.size(); ++i) {
+    if (i) s += ", ";
+    s += "⟨" + FormatValue(r.call_args[i], fo) + "⟩";
+  }
+  s += r.call_args.empty() ? "()...) → " : ", ()...) → ";
+  s += FormatValue(r.result, fo) + "::" + TypeName(r.result) + "\n";
+  for (const ArgumentDerivative& a : r.arguments) {
+    if (!a.chosen) continue;
+    s += "  @" + std::to_string(a.pos) + ": [Arg:" + ArgLocation(a) + "] " +
+         FormatValue(a.value, fo) + "::" + TypeName(a.value);
+    if (!a.differentiable) {
+      s += "  not differentiable\n";
+      continue;
+    }
+    s += forward ? "  tangent = " : "  ∂ = ";
+    s += FormatValue(a.derivative, fo) + "::" + TypeName(a.derivative) + "\n";
+  }
+  if (forward) s += "  ∂ = " + FormatValue(r.tangent, fo) + "::" + TypeName(r.tangent) + "\n";
+  out << s;
+  return Status::Ok();
+}
+
+}  // namespace irt

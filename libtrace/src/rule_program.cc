@@ -1,0 +1,239 @@
+// Compiling rule lines to register programs, with zero propagation for
+// tangents that do not flow (forward mode), and running them.
+#include "rule_program.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+
+#include "irt/kernels.h"
+
+namespace irt::internal {
+
+namespace {
+
+// Primitives that are linear in their first argument and give zero when it is zero.
+bool LinearInFirst(std::string_view op) {
+  static constexpr std::string_view kOps[] = {"transpose", "sum",          "mean",
+                                              "sum_to",    "broadcast_to", "reshape",
+                                              "getindex",  "identity",     "fill"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+class Compiler {
+ public:
+  Compiler(const Rule& rule, size_t arity, bool forward, const std::vector<bool>& has_tangent)
+      : r_(rule), arity_(arity), forward_(forward), has_tangent_(has_tangent) {
+    p_.reads.assign(arity + 1, false);
+    next_ = static_cast<int32_t>(arity + 2 + (forward ? arity : 0));
+  }
+
+  Result<int32_t> Expr(const RuleExpr& e, int depth) {
+    if (depth > 256) return DataError(Where(e) + ": expression too deep");
+    switch (e.kind) {
+      case RuleExpr::Kind::kNumber:
+        return Const(e.number);
+      case RuleExpr::Kind::kVar:
+        return Var(e);
+      case RuleExpr::Kind::kCall:
+        break;
+    }
+    std::vector<int32_t> args;
+    std::vector<const RuleExpr*> arg_exprs;
+    for (const RuleExpr& a : e.args) {
+      if (a.splat) {
+        size_t first = r_.params.size() - 1;
+        for (size_t k = first; k < arity_; ++k) {
+          args.push_back(static_cast<int32_t>(k));
+          arg_exprs.push_back(&a);
+          p_.reads[k] = true;
+        }
+        continue;
+      }
+      IRT_ASSIGN_OR_RETURN(int32_t reg, Expr(a, depth + 1));
+      args.push_back(reg);
+      arg_exprs.push_back(&a);
+    }
+    const std::string& op = e.name;
+    bool any_zero = std::find(args.begin(), args.end(), kZeroReg) != args.end();
+    if (any_zero) {
+      size_t n = args.size();
+      if ((op == "+" && n == 2)) {
+        if (args[0] == kZeroReg) return args[1];
+        return args[0];
+      }
+      if (op == "-" && n == 2) {
+        if (args[1] == kZeroReg) return args[0];
+        args.erase(args.begin());
+        arg_exprs.erase(arg_exprs.begin());
+        return Emit("-", args);
+      }
+      if (op == "-" && n == 1) return kZeroReg;
+      if (op == "*" || op == "matmul") return kZeroReg;
+      if (op == "/" && args[0] == kZeroReg) return kZeroReg;
+      if (LinearInFirst(op) && args[0] == kZeroReg) return kZeroReg;
+      if (op == "ifelse" && n == 3 && args[1] == kZeroReg && args[2] == kZeroReg) return kZeroReg;
+      if (op == "addindex" && n >= 2 && args[0] == kZeroReg && args[1] == kZeroReg) {
+        return kZeroReg;
+      }
+      // Not foldable: a zero tangent becomes zero(primal) (same shape and
+      // type) when it is a parameter's differential, a scalar 0 otherwise.
+      for (size_t k = 0; k < n; ++k) {
+        if (args[k] != kZeroReg) continue;
+        const RuleExpr* a = arg_exprs[k];
+        int32_t primal = -1;
+        if (a->kind == RuleExpr::Kind::kVar && a->name.size() > 1 && a->name[0] == 'd') {
+          auto it = std::find(r_.params.begin(), r_.params.end(), a->name.substr(1));
+          if (it != r_.params.end()) primal = static_cast<int32_t>(it - r_.params.begin());
+        }
+        if (primal >= 0) {
+          p_.reads[static_cast<size_t>(primal)] = true;
+          IRT_ASSIGN_OR_RETURN(args[k], Emit("zero", {primal}));
+        } else {
+          IRT_ASSIGN_OR_RETURN(args[k], Const(0.0));
+        }
+      }
+    }
+    return Emit(op, args);
+  }
+
+  Result<int32_t> Emit(const std::string& op, const std::vector<int32_t>& args) {
+    Instr in;
+    in.op = op;
+    auto sop = ScalarOpFor(op, args.size());
+    in.has_sop = sop.has_value();
+    if (sop) in.sop = *sop;
+    p_.scalar = p_.scalar && in.has_sop;
+    in.args = args;
+    in.dst = next_++;
+    p_.code.push_back(std::move(in));
+    return p_.code.back().dst;
+  }
+
+  Program Finish(std::vector<int32_t> outputs) {
+    p_.outputs = std::move(outputs);
+    p_.num_regs = next_;
+    return std::move(p_);
+  }
+
+ private:
+  std::string Where(const RuleExpr& e) const {
+    return r_.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.col);
+  }
+
+  Result<int32_t> Const(double v) {
+    uint64_t bits = std::bit_cast<uint64_t>(v);
+    auto it = consts_.find(bits);
+    if (it != consts_.end()) return it->second;
+    int32_t reg = next_++;
+    consts_[bits] = reg;
+    p_.consts.emplace_back(reg, v);
+    return reg;
+  }
+
+  Result<int32_t> Var(const RuleExpr& e) {
+    const std::string& n = e.name;
+    for (size_t i = 0; i < r_.params.size(); ++i) {
+      if (r_.params[i] == n) {
+        p_.reads[i] = true;
+        return static_cast<int32_t>(i);
+      }
+    }
+    if (n == r_.result) {
+      p_.reads[arity_] = true;
+      return static_cast<int32_t>(arity_);
+    }
+    if (n.size() > 1 && n[0] == 'd') {
+      std::string base = n.substr(1);
+      if (!forward_ && base == r_.result) return static_cast<int32_t>(arity_ + 1);
+      if (forward_) {
+        for (size_t i = 0; i < r_.params.size(); ++i) {
+          if (r_.params[i] == base) {
+            if (i >= has_tangent_.size() || !has_tangent_[i]) return kZeroReg;
+            return static_cast<int32_t>(arity_ + 1 + i);
+          }
+        }
+      }
+    }
+    return DataError(Where(e) + ": unknown name '" + n + "'");
+  }
+
+  const Rule& r_;
+  size_t arity_;
+  bool forward_;
+  std::vector<bool> has_tangent_;
+  Program p_;
+  int32_t next_ = 0;
+  std::map<uint64_t, int32_t> consts_;
+};
+
+}  // namespace
+
+Result<Program> CompileForward(const Rule& rule, size_t arity,
+                               const std::vector<bool>& has_tangent) {
+  if (!rule.forward) {
+    return NotFound(rule.file + ":" + std::to_string(rule.line) + ":1: the rule for " +
+                    rule.Signature() + " has no forward line (d" + rule.result + " = ...)");
+  }
+  Compiler c(rule, arity, true, has_tangent);
+  IRT_ASSIGN_OR_RETURN(int32_t out, c.Expr(*rule.forward, 0));
+  return c.Finish({out});
+}
+
+Result<Program> CompileReverse(const Rule& rule, size_t arity, size_t i) {
+  Compiler c(rule, arity, false, {});
+  IRT_ASSIGN_OR_RETURN(int32_t out, c.Expr(*rule.reverse[i], 0));
+  std::vector<int32_t> outputs{out};
+  for (const RuleExpr& ix : rule.index[i]) {
+    if (ix.splat) {
+      for (size_t k = rule.params.size() - 1; k < arity; ++k) {
+        outputs.push_back(static_cast<int32_t>(k));
+      }
+      continue;
+    }
+    IRT_ASSIGN_OR_RETURN(int32_t reg, c.Expr(ix, 0));
+    outputs.push_back(reg);
+  }
+  Program p = c.Finish(std::move(outputs));
+  // Splatted index registers are read too.
+  for (int32_t o : p.outputs) {
+    if (o >= 0 && static_cast<size_t>(o) <= arity) p.reads[static_cast<size_t>(o)] = true;
+  }
+  return p;
+}
+
+void RunScalar(const Program& p, double* regs) {
+  for (const auto& [reg, v] : p.consts) regs[reg] = v;
+  for (const Instr& in : p.code) {
+    switch (in.args.size()) {
+      case 1:
+        regs[in.dst] = Apply1(in.sop, regs[in.args[0]]);
+        break;
+      case 2:
+        regs[in.dst] = Apply2(in.sop, regs[in.args[0]], regs[in.args[1]]);
+        break;
+      default:
+        regs[in.dst] = regs[in.args[0]] != 0 ? regs[in.args[1]] : regs[in.args[2]];
+        break;
+    }
+  }
+}
+
+Status RunValues(const Program& p, std::vector<Value>& regs, bool f32, ProgramObserver* observer) {
+  for (const auto& [reg, v] : p.consts) {
+    regs[static_cast<size_t>(reg)] = f32 ? Value::F32(static_cast<float>(v)) : Value::F64(v);
+    if (observer) observer->OnConst(reg, regs[static_cast<size_t>(reg)]);
+  }
+  std::vector<Value> args;
+  for (const Instr& in : p.code) {
+    args.clear();
+    for (int32_t a : in.args) args.push_back(regs[static_cast<size_t>(a)]);
+    auto r = EvalPrimitive(in.op, args);
+    if (!r) return r.error();
+    regs[static_cast<size_t>(in.dst)] = std::move(r).value();
+    if (observer) IRT_RETURN_IF_ERROR(observer->OnInstr(in, regs));
+  }
+  return Status::Ok();
+}
+
+}  // namespace irt::internal

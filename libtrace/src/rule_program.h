@@ -1,0 +1,76 @@
+// Internal: a rule line compiled for one arity into a straight-line program
+// over numbered registers, run either on binary64 scalars (the sweep's fast
+// path, no allocation) or on Values through irt::EvalPrimitive (tensors, and
+// the emitted backward trace, where an observer turns each instruction into
+// a node). Compiled once per (rule, arity, line), never interpreted as text.
+//
+// Registers of an instance for a call with `arity` arguments:
+//   [0, arity)          the arguments' primal values
+//   arity               the result's primal value
+//   arity + 1 + k       differentials: reverse, k = 0: the result's adjoint;
+//                       forward, k = i: the tangent of argument i
+//   then constants, then temporaries.
+#ifndef IRT_SRC_RULE_PROGRAM_H_
+#define IRT_SRC_RULE_PROGRAM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "irt/rules.h"
+#include "irt/status.h"
+#include "irt/value.h"
+#include "scalar_ops.h"
+
+namespace irt::internal {
+
+inline constexpr int32_t kZeroReg = -1;  // a differential known to be zero
+
+struct Instr {
+  std::string op;
+  bool has_sop = false;
+  SOp sop = SOp::kCopy;
+  std::vector<int32_t> args;
+  int32_t dst = 0;
+};
+
+struct Program {
+  std::vector<Instr> code;
+  std::vector<std::pair<int32_t, double>> consts;
+  /// Results: reverse lines give [contribution, index...]; forward [tangent].
+  /// kZeroReg means the result is zero (forward mode, no tangent reaches it).
+  std::vector<int32_t> outputs;
+  int32_t num_regs = 0;
+  /// Every instruction has a binary64 form (RunScalar applies when the
+  /// registers it reads hold real scalars).
+  bool scalar = true;
+  /// Which of the registers [0, arity] (primal arguments and result) it reads.
+  std::vector<bool> reads;
+};
+
+/// The forward line, for tangents present on the arguments marked in `has_tangent`.
+Result<Program> CompileForward(const Rule& rule, size_t arity,
+                               const std::vector<bool>& has_tangent);
+/// The reverse line for argument `i` (0-based in the call).
+Result<Program> CompileReverse(const Rule& rule, size_t arity, size_t i);
+
+/// Runs on binary64 registers; `regs` holds num_regs entries with the inputs set.
+void RunScalar(const Program& p, double* regs);
+
+/// Called for every instruction RunValues executes, after its result is in regs[dst].
+class ProgramObserver {
+ public:
+  virtual ~ProgramObserver() = default;
+  virtual Status OnInstr(const Instr& instr, const std::vector<Value>& regs) = 0;
+  /// Called for each constant register before the program runs.
+  virtual void OnConst(int32_t reg, const Value& v) = 0;
+};
+
+/// Runs on values; constants are Float32 when `f32`. `regs` must have
+/// num_regs entries with the inputs set.
+Status RunValues(const Program& p, std::vector<Value>& regs, bool f32,
+                 ProgramObserver* observer = nullptr);
+
+}  // namespace irt::internal
+
+#endif  // IRT_SRC_RULE_PROGRAM_H_

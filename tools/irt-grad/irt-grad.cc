@@ -1,0 +1,159 @@
+// irt-grad: derivatives of a trace's result, the backward pass as a trace,
+// or the trace annotated with adjoints.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/cli.h"
+#include "irt/grad.h"
+#include "irt/rules.h"
+#include "irt/trace.h"
+
+namespace {
+
+// A literal, or @FILE for a NumPy .npy file.
+irt::Result<irt::Value> ParseValueOption(const std::string& what, std::string_view text) {
+  if (!text.empty() && text[0] == '@') return irt::ReadNpy(std::string(text.substr(1)));
+  auto v = irt::ParseLiteral(text);
+  if (!v) return irt::InvalidArgument(what + ": " + v.error().message());
+  return v;
+}
+
+irt::Result<uint32_t> ParsePosition(std::string_view text) {
+  std::string_view d = text;
+  if (!d.empty() && d[0] == '@') d.remove_prefix(1);
+  uint32_t p = 0;
+  bool ok = !d.empty() && d.size() < 10;
+  for (char c : d) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) p = p * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (!ok || p == 0) {
+    return irt::InvalidArgument("bad position '" + std::string(text) + "': expected @N, e.g. @2");
+  }
+  return p;
+}
+
+std::string ExePath(const char* argv0) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string(argv0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-grad", "Derivatives of a trace's result: reverse or forward mode");
+  std::string input = "-", output = "-", mode = "reverse", wrt, seed, npy;
+  std::vector<std::string> tangents, rule_files;
+  bool json = false, emit = false, annotate = false, no_default = false;
+  irt::GradPrintOptions popts;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
+  app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  app.add_option("--mode", mode, "reverse (default) or forward")
+      ->check(CLI::IsMember({"reverse", "forward"}))
+      ->type_name("MODE");
+  app.add_option("--wrt", wrt, "Differentiate with respect to these root arguments, e.g. @2,@3")
+      ->type_name("@N,...");
+  app.add_option("--seed", seed, "Adjoint of the result: a literal or @FILE.npy (reverse mode)")
+      ->type_name("VALUE");
+  app.add_option("--tangent", tangents, "Tangent of a root argument, e.g. @2=1.0 (forward mode)")
+      ->type_name("@N=VALUE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--rules", rule_files, "Add or override rules from FILE (repeatable)")
+      ->type_name("FILE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--no-default-rules", no_default, "Do not load the shipped rules");
+  app.add_flag("--json", json, "Print JSON instead of text");
+  app.add_option("--max-elements", popts.max_elements,
+                 "Abbreviate tensors with more elements than N (0: never)")
+      ->type_name("N");
+  app.add_option("--npy", npy, "Also write each derivative to PREFIXN.npy (N: its position)")
+      ->type_name("PREFIX");
+  app.add_flag("--emit-trace", emit, "Write the backward pass as a trace instead");
+  app.add_flag("--annotate", annotate, "Write the trace with each node's adjoint as metadata");
+  cli.AddForceOption();
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    popts.json = json;
+    if (emit && annotate)
+      return irt::InvalidArgument("--emit-trace and --annotate exclude each other");
+    irt::GradOptions opts;
+    opts.mode = mode == "forward" ? irt::GradMode::kForward : irt::GradMode::kReverse;
+    if ((emit || annotate) && opts.mode == irt::GradMode::kForward) {
+      return irt::InvalidArgument("--emit-trace and --annotate are reverse mode");
+    }
+    if (!wrt.empty()) {
+      size_t start = 0;
+      while (start <= wrt.size()) {
+        size_t comma = wrt.find(',', start);
+        if (comma == std::string::npos) comma = wrt.size();
+        IRT_ASSIGN_OR_RETURN(uint32_t p,
+                             ParsePosition(std::string_view(wrt).substr(start, comma - start)));
+        opts.wrt.push_back(p);
+        start = comma + 1;
+      }
+    }
+    if (!seed.empty()) {
+      if (opts.mode == irt::GradMode::kForward)
+        return irt::InvalidArgument("--seed is for reverse mode");
+      IRT_ASSIGN_OR_RETURN(irt::Value s, ParseValueOption("--seed", seed));
+      opts.seed = s;
+    }
+    for (const std::string& t : tangents) {
+      if (opts.mode != irt::GradMode::kForward) {
+        return irt::InvalidArgument("--tangent is for forward mode (--mode forward)");
+      }
+      size_t eq = t.find('=');
+      if (eq == std::string::npos)
+        return irt::InvalidArgument("bad --tangent '" + t + "': expected @N=VALUE");
+      IRT_ASSIGN_OR_RETURN(uint32_t p, ParsePosition(std::string_view(t).substr(0, eq)));
+      IRT_ASSIGN_OR_RETURN(irt::Value v, ParseValueOption("--tangent " + t.substr(0, eq),
+                                                          std::string_view(t).substr(eq + 1)));
+      opts.tangents.emplace_back(p, v);
+    }
+    irt::RuleSet rules;
+    if (!no_default) {
+      std::string used;
+      IRT_ASSIGN_OR_RETURN(rules, irt::LoadDefaultRules(ExePath(argv[0]), &used));
+      cli.log().debug("rules from {}", used);
+    }
+    for (const std::string& f : rule_files) {
+      IRT_ASSIGN_OR_RETURN(irt::RuleSet extra, irt::RuleSet::Load(f));
+      rules.Merge(extra);
+    }
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    auto t0 = std::chrono::steady_clock::now();
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
+    double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, emit || annotate));
+    irt::GradResult r;
+    if (emit) {
+      IRT_ASSIGN_OR_RETURN(r, irt::EmitGradientTrace(trace, rules, opts, *out));
+    } else if (annotate) {
+      opts.keep_adjoints = true;
+      IRT_ASSIGN_OR_RETURN(r, irt::WriteAnnotated(trace, rules, opts, *out));
+    } else {
+      IRT_ASSIGN_OR_RETURN(r, irt::Differentiate(trace, rules, opts));
+      IRT_RETURN_IF_ERROR(irt::PrintGradient(r, popts, *out));
+    }
+    for (const irt::ArgumentDerivative& a : r.arguments) {
+      if (npy.empty() || !a.chosen || !a.differentiable || a.derivative.is_none()) continue;
+      IRT_RETURN_IF_ERROR(irt::WriteNpy(a.derivative, npy + std::to_string(a.pos) + ".npy"));
+    }
+    const irt::GradStats& st = r.stats;
+    cli.log().info(
+        "{} nodes, {} active, {} rule applications; open {:.3f} ms, forward pass {:.3f} ms, "
+        "sweep {:.3f} ms, write {:.3f} ms",
+        st.nodes, st.active_nodes, st.rule_applications, open_s * 1e3, st.activity_seconds * 1e3,
+        st.sweep_seconds * 1e3, st.write_seconds * 1e3);
+    return out->Commit();
+  });
+}
