@@ -21,6 +21,15 @@ Result<std::unique_ptr<Output>> Output::Open(const std::string& path) {
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return IoError("'" + path + "': is a directory");
   }
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A FIFO or a device (/dev/null): write into it; there is nothing to
+    // replace atomically.
+    int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return IoError("'" + path + "': cannot open: " + strerror(errno));
+    out->fd_ = fd;
+    out->direct_ = true;
+    return out;
+  }
   std::string tmpl = path + ".tmpXXXXXX";
   int fd = mkstemp(tmpl.data());
   if (fd < 0) return IoError("'" + path + "': cannot create: " + strerror(errno));
@@ -36,7 +45,7 @@ Result<std::unique_ptr<Output>> Output::Open(const std::string& path) {
 Output::~Output() {
   if (!is_stdout_ && fd_ >= 0) {
     close(fd_);
-    if (!committed_) unlink(tmp_path_.c_str());
+    if (!committed_ && !direct_) unlink(tmp_path_.c_str());
   }
 }
 
@@ -93,8 +102,14 @@ Status Output::Commit() {
   std::string name = is_stdout_ ? "<stdout>" : "'" + path_ + "'";
   if (err_ == EPIPE) return IoError(name + ": broken pipe");
   if (err_ != 0) return IoError(name + ": write failed: " + strerror(err_));
-  if (is_stdout_) return Status::Ok();
-  if (committed_) return Status::Ok();
+  if (is_stdout_ || committed_) return Status::Ok();
+  if (direct_) {
+    int rc = close(fd_);
+    fd_ = -1;
+    committed_ = true;
+    if (rc != 0) return IoError(name + ": write failed: " + strerror(errno));
+    return Status::Ok();
+  }
   if (close(fd_) != 0) {
     fd_ = -1;
     unlink(tmp_path_.c_str());

@@ -144,6 +144,7 @@ Status FrameChunk(const uint8_t* data, size_t size, uint64_t off, uint64_t numbe
     if (number == 0) return DataError("not an irtrace trace (no \"IRTC\" file identifier)");
     return DataError(where + ": bad file identifier (corrupted or not a trace)");
   }
+  if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
   if (left < 4) {
     return DataError("truncated: " + std::to_string(left) + " stray bytes after chunk " +
                      std::to_string(number == 0 ? 0 : number - 1));

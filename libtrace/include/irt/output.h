@@ -15,8 +15,9 @@ namespace irt {
 
 class Output {
  public:
-  /// "-" means standard output. Otherwise creates "<path>.tmpXXXXXX" next to
-  /// path; Commit() renames it to path, destruction without Commit() removes it.
+  /// "-" means standard output. A FIFO or device is written in place.
+  /// Otherwise creates "<path>.tmpXXXXXX" next to path; Commit() renames it
+  /// to path, destruction without Commit() removes it.
   static Result<std::unique_ptr<Output>> Open(const std::string& path);
   ~Output();
   Output(const Output&) = delete;
@@ -49,6 +50,7 @@ class Output {
   Output() = default;
   int fd_ = -1;
   bool is_stdout_ = false;
+  bool direct_ = false;  // a FIFO or device, written in place
   bool committed_ = false;
   int err_ = 0;
   uint64_t written_ = 0;
