@@ -35,11 +35,19 @@
 #include "irtrace_generated.h"
 #include "rule_program.h"
 
+// Rank queries on the activity bit set are in the sweep's inner loop; every
+// x86-64 processor since 2008 counts bits in one instruction.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+#pragma GCC target("popcnt")
+#endif
+
 namespace irt {
 
 namespace {
 
 using internal::kZeroReg;
+
+inline uint64_t PopCount(uint64_t w) { return static_cast<uint64_t>(__builtin_popcountll(w)); }
 using internal::Program;
 
 double Now() {
@@ -63,13 +71,14 @@ class RankBits {
   void Advance(uint64_t i) {
     if ((i & 63) == 0 && i > 0) {
       uint64_t w = i >> 6;
-      prefix_[w] = prefix_[w - 1] + static_cast<uint64_t>(std::popcount(words_[w - 1]));
+      prefix_[w] = prefix_[w - 1] + PopCount(words_[w - 1]);
     }
   }
+  const std::vector<uint64_t>& words() const { return words_; }
   uint64_t Rank(uint64_t i) const {
     uint64_t w = i >> 6;
     uint64_t mask = (uint64_t{1} << (i & 63)) - 1;
-    return prefix_[w] + static_cast<uint64_t>(std::popcount(words_[w] & mask));
+    return prefix_[w] + PopCount(words_[w] & mask);
   }
 
  private:
@@ -100,7 +109,20 @@ struct FwdEntry {
   const Program* prog = nullptr;
 };
 
+// What the passes do with a node of a class.
+enum class Cat : uint8_t {
+  kInert,     // constants, jumps, nondiff or non-float primitives: never active
+  kPrim,      // a primitive or special that may produce a float
+  kCall,      // a call marker
+  kReturn,    // a return (closer)
+  kError,     // an error (closer)
+  kRootArg,   // a function argument without operands (the root's, or a literal actual)
+  kFuncArg,   // a nested call's function argument (references the actual)
+  kBlockArg,  // a block argument (references its jump)
+};
+
 struct ClassInfo {
+  Cat cat = Cat::kInert;
   fb::Kind kind = fb::Kind::Argument;
   fb::VKind vkind = fb::VKind::None;
   uint8_t flags = 0;
@@ -109,7 +131,12 @@ struct ClassInfo {
   uint32_t n_refs = 0;  // dynamic references, without a closer's call link
   uint32_t aux = 0;
   std::string_view op;
+  uint32_t n_refs_total = 0;       // n_refs plus a closer's call link
   std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
+  std::vector<double> lit_val;     // per operand: a real literal as binary64
+  uint64_t lit_real = 0;           // operands that are real literals (bit j)
+  bool y_real = false;             // the node's value is a real scalar
+  bool fast = false;               // FastReverse may apply
   const Rule* rule = nullptr;      // Primitive/Special: its rule; Call: a rule for the callee
   bool nondiff = false;
   RevCache* rev = nullptr;
@@ -204,7 +231,16 @@ class GradEngine {
     uint32_t local;
   };
   Result<ChunkView*> View(uint32_t ci);
-  Loc Locate(NodeId id);
+  /// The chunk of a node: the chunk in use or the last far one (a value
+  /// referenced from far away, like a loop's input), else a search.
+  Loc Locate(NodeId id) {
+    ChunkView* cv = cur_;
+    if (id - cv->base < cv->n) return {cv, static_cast<uint32_t>(id - cv->base)};
+    cv = far_;
+    if (id - cv->base < cv->n) return {cv, static_cast<uint32_t>(id - cv->base)};
+    far_ = &views_[trace_.chunk_of(id)];
+    return {far_, static_cast<uint32_t>(id - far_->base)};
+  }
   const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls()]; }
   uint64_t BitsOf(const Loc& l) const { return l.cv->nodes[l.local].value(); }
   NodeId RefTarget(const Loc& l, NodeId id, uint32_t k) const {
@@ -234,7 +270,7 @@ class GradEngine {
   Result<RevCache*> Reverse(ClassInfo& k, const Rule* rule, size_t arity);
   Status MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity);
   uint64_t num_active() const { return n_active_; }
-  void set_last_chunk(uint32_t ci) { last_chunk_ = ci; }
+  void set_last_chunk(uint32_t ci) { cur_ = &views_[ci]; }
 
  private:
   Status Fail(NodeId id, const std::string& what) {
@@ -245,6 +281,7 @@ class GradEngine {
                         const Rule* rule);
   void SetTangent(uint64_t slot, const Value& v);
   Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
+  bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
   Status AccumulateScalar(NodeId target, double g);
   Status AccumulateValue(NodeId target, const Value& g, const char* what);
   Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
@@ -257,7 +294,8 @@ class GradEngine {
   const RuleSet& rules_;
   const GradOptions& opts_;
   std::vector<ChunkView> views_;
-  uint32_t last_chunk_ = 0;
+  ChunkView* cur_ = nullptr;  // Locate's caches
+  ChunkView* far_ = nullptr;
 
   RankBits varied_;
   Bits touched_;
@@ -323,24 +361,50 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
       k.ref_index[j] = cv.operands[k.first_op + j] == 0 ? r++ : -1;
     }
     k.n_refs = static_cast<uint32_t>(r);
-    if (k.kind == fb::Kind::Primitive || k.kind == fb::Kind::Special) {
-      k.rule = rules_.Find(k.op, k.n_ops);
-      k.nondiff = k.rule == nullptr && rules_.IsNondiff(k.op);
-    } else if (k.kind == fb::Kind::Call) {
-      k.rule = rules_.Find(k.op, k.n_ops);
+    k.n_refs_total = k.n_refs + (IsCloser(k.kind) ? 1 : 0);
+    k.lit_val.assign(k.n_ops, 0.0);
+    for (uint32_t j = 0; j < k.n_ops; ++j) {
+      uint32_t o = cv.operands[k.first_op + j];
+      if (o == 0) continue;
+      const fb::Value& lit = cv.literals[o - 1];
+      if (j < 63 && ScalarDouble(lit.vkind(), lit.bits(), &k.lit_val[j]))
+        k.lit_real |= uint64_t{1} << j;
+    }
+    double unused;
+    k.y_real = ScalarDouble(k.vkind, 0, &unused);
+    bool floaty =
+        k.vkind == fb::VKind::F64 || k.vkind == fb::VKind::F32 || k.vkind == fb::VKind::Tensor;
+    switch (k.kind) {
+      case fb::Kind::Primitive:
+      case fb::Kind::Special:
+        k.rule = rules_.Find(k.op, k.n_ops);
+        k.nondiff = k.rule == nullptr && rules_.IsNondiff(k.op);
+        k.cat = (k.nondiff || !floaty) ? Cat::kInert : Cat::kPrim;
+        k.fast = k.rule != nullptr && k.y_real;
+        break;
+      case fb::Kind::Call:
+        k.rule = rules_.Find(k.op, k.n_ops);
+        k.cat = Cat::kCall;
+        break;
+      case fb::Kind::Return:
+        k.cat = Cat::kReturn;
+        break;
+      case fb::Kind::Error:
+        k.cat = Cat::kError;
+        break;
+      case fb::Kind::Argument:
+        if (k.aux != 0) {
+          k.cat = Cat::kBlockArg;
+        } else {
+          k.cat = (k.n_ops == 1 && k.ref_index[0] >= 0) ? Cat::kFuncArg : Cat::kRootArg;
+        }
+        break;
+      default:
+        k.cat = Cat::kInert;
     }
   }
   cv.ready = true;
   return &cv;
-}
-
-GradEngine::Loc GradEngine::Locate(NodeId id) {
-  ChunkView* cv = &views_[last_chunk_];
-  if (id < cv->base || id >= cv->base + cv->n) {
-    last_chunk_ = trace_.chunk_of(id);
-    cv = &views_[last_chunk_];
-  }
-  return {cv, static_cast<uint32_t>(id - cv->base)};
 }
 
 bool GradEngine::IsFloatValue(const ChunkView& cv, fb::VKind k, uint64_t bits) const {
@@ -510,7 +574,8 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
   views_.assign(trace_.chunks().size(), ChunkView{});
   varied_.Resize(n);
   if (forward_mode) poisoned_.Resize(n);
-  if (n == 0) return DataError(trace_.name() + ": the trace has no nodes");
+  if (n == 0 || views_.empty()) return DataError(trace_.name() + ": the trace has no nodes");
+  cur_ = far_ = &views_[0];
   uint32_t max_pos = 0;
   for (uint32_t p : opts_.wrt) max_pos = std::max(max_pos, p);
   for (const auto& [p, v] : opts_.tangents) max_pos = std::max(max_pos, p);
@@ -533,34 +598,61 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
                        std::to_string(cv->base_depth) + ", the nodes before it leave " +
                        std::to_string(open.size()) + " calls open");
     }
-    last_chunk_ = ci;
+    cur_ = cv;
+    const fb::Node* nodes = cv->nodes;
+    const uint32_t* refs = cv->refs;
+    const ClassInfo* classes = cv->classes.data();
+    uint64_t nclasses = cv->classes.size();
     for (uint32_t local = 0; local < cv->n; ++local) {
       NodeId id = cv->base + local;
-      varied_.Advance(id);
-      IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
-      Loc l{cv, local};
-      const ClassInfo& k = Cls(l);
-      uint64_t bits = cv->nodes[local].value();
-      if (id == 0 && k.kind != fb::Kind::Call)
+      if ((id & 63) == 0) varied_.Advance(id);
+      // The node's own indices, before anything reads through them.
+      const fb::Node& nd = nodes[local];
+      uint32_t c = nd.cls();
+      if (c >= nclasses) return Fail(id, "class out of range");
+      const ClassInfo& k = classes[c];
+      uint32_t fr = nd.first_ref();
+      if (static_cast<uint64_t>(fr) + k.n_refs_total > cv->nrefs) {
+        return Fail(id, "references out of range");
+      }
+      for (uint32_t j = 0; j < k.n_refs_total; ++j) {
+        if (static_cast<uint64_t>(refs[fr + j]) - 1 >= id) {
+          return Fail(id, "reference " + std::to_string(j + 1) + " out of range");
+        }
+      }
+      uint64_t bits = nd.value();
+      if (k.vkind >= fb::VKind::String) IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
+      if (id == 0 && k.kind != fb::Kind::Call) {
         return Fail(id, "the first node must open the root call");
-      if (open.size() == 1 && !IsCloser(k.kind)) ++root_children;
+      }
+      if (open.size() == 1 && k.cat != Cat::kReturn) ++root_children;
       bool v = false;
       NodeId marker = kNoNode;
       const Rule* rule = nullptr;
-      switch (k.kind) {
-        case fb::Kind::Call: {
+      switch (k.cat) {
+        case Cat::kInert:
+          continue;
+        case Cat::kPrim: {
+          if (ruled_depth > 0) continue;
+          if (k.vkind == fb::VKind::Tensor && !IsFloatValue(*cv, k.vkind, bits)) continue;
+          for (uint32_t j = 0; j < k.n_refs && !v; ++j) v = varied_.Get(id - refs[fr + j]);
+          rule = k.rule;
+          break;
+        }
+        case Cat::kCall: {
           const Rule* r = (id != 0 && ruled_depth == 0) ? k.rule : nullptr;
           if (r != nullptr) ++ruled_depth;
           open.push_back({id, r});
-          break;
+          continue;
         }
-        case fb::Kind::Error:
+        case Cat::kError:
           return Fail(id, "the trace records a failed run (an Error node); it has no derivative");
-        case fb::Kind::Return: {
-          NodeId m = RootMarkerOfRuledCloser(l, id);
+        case Cat::kReturn: {
+          NodeId m = id - refs[fr + k.n_refs];
           if (open.empty() || open.back().marker != m) {
             return Fail(id, "closes node " + std::to_string(m) + ", not the innermost open call");
           }
+          if (k.n_ops != 1) return Fail(id, "a return needs one operand");
           Open top = open.back();
           open.pop_back();
           if (top.rule != nullptr) {
@@ -571,69 +663,63 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
               Loc ml = Locate(m);
               Operands(ml, m, &ops_);
               for (const OperandVal& o : ops_) v = v || o.varied;
-              if (v) last_chunk_ = ci;
             }
             break;
           }
-          if (ruled_depth > 0) break;
-          NodeId t = PassTarget(l, id);
-          v = t != kNoNode && varied_.Get(t) && IsFloatValue(*cv, k.vkind, bits);
+          if (ruled_depth > 0 || k.ref_index[0] < 0) continue;
+          v = varied_.Get(id - refs[fr]) && IsFloatValue(*cv, k.vkind, bits);
           break;
         }
-        case fb::Kind::Argument: {
-          if (ruled_depth > 0) break;
-          if (k.aux == 0 && open.size() == 1) {
-            // A function argument of the root call.
-            ArgumentDerivative a;
-            a.pos = static_cast<uint32_t>(root_children);
-            a.id = id;
-            a.location = Location{k.block, k.pos, false, k.line, k.col};
-            a.value = internal::DecodeValue(cv->c, bits, k.vkind);
-            a.differentiable = IsFloatValue(*cv, k.vkind, bits);
-            bool picked = a.pos < chosen_.size() && chosen_[a.pos];
-            a.chosen = picked || (choose_all && k.vkind != fb::VKind::Function);
-            v = a.chosen && a.differentiable;
-            args_.push_back(std::move(a));
-            break;
+        case Cat::kRootArg: {
+          if (ruled_depth > 0) continue;
+          if (open.size() != 1) continue;  // a nested argument whose actual was a literal
+          ArgumentDerivative a;
+          a.pos = static_cast<uint32_t>(root_children);
+          a.id = id;
+          a.location = Location{k.block, k.pos, false, k.line, k.col};
+          a.value = internal::DecodeValue(cv->c, bits, k.vkind);
+          a.differentiable = IsFloatValue(*cv, k.vkind, bits);
+          bool picked = a.pos < chosen_.size() && chosen_[a.pos];
+          a.chosen = picked || (choose_all && k.vkind != fb::VKind::Function);
+          v = a.chosen && a.differentiable;
+          args_.push_back(std::move(a));
+          break;
+        }
+        case Cat::kFuncArg:
+          if (ruled_depth > 0) continue;
+          v = varied_.Get(id - refs[fr]) && IsFloatValue(*cv, k.vkind, bits);
+          break;
+        case Cat::kBlockArg: {
+          if (ruled_depth > 0) continue;
+          if (k.n_ops != 1 || k.ref_index[0] < 0) {
+            return Fail(id, "a block argument must reference the jump that set it");
           }
-          if (k.aux != 0) {
-            if (k.n_ops != 1 || k.ref_index[0] < 0) {
-              return Fail(id, "a block argument must reference the jump that set it");
-            }
-            Loc j = Locate(RefTarget(l, id, 0));
-            const ClassInfo& jk = Cls(j);
-            if (jk.kind != fb::Kind::Jump ||
-                static_cast<int64_t>(k.aux) > int64_t{jk.n_ops} - ((jk.flags & 1) ? 1 : 0)) {
-              return Fail(id, "block argument " + std::to_string(k.aux) +
-                                  " does not name an operand of a jump");
-            }
-            last_chunk_ = ci;
+          NodeId jid = id - refs[fr];
+          Loc j = Locate(jid);
+          const fb::Node& jn = j.cv->nodes[j.local];
+          const ClassInfo& jk = j.cv->classes[jn.cls()];
+          if (jk.kind != fb::Kind::Jump ||
+              static_cast<int64_t>(k.aux) > int64_t{jk.n_ops} - ((jk.flags & 1) ? 1 : 0)) {
+            return Fail(id, "block argument " + std::to_string(k.aux) +
+                                " does not name an operand of a jump");
           }
-          NodeId t = PassTarget(l, id);
-          last_chunk_ = ci;
-          v = t != kNoNode && varied_.Get(t) && IsFloatValue(*cv, k.vkind, bits);
+          int32_t ri = jk.ref_index[k.aux - 1];
+          if (ri < 0) continue;
+          NodeId t = jid - j.cv->refs[jn.first_ref() + static_cast<uint32_t>(ri)];
+          v = varied_.Get(t) && IsFloatValue(*cv, k.vkind, bits);
           break;
         }
-        case fb::Kind::Primitive:
-        case fb::Kind::Special: {
-          if (ruled_depth > 0 || k.nondiff || !IsFloatValue(*cv, k.vkind, bits)) break;
-          const uint32_t* r = cv->refs + cv->nodes[local].first_ref();
-          for (uint32_t j = 0; j < k.n_refs && !v; ++j) v = varied_.Get(id - r[j]);
-          rule = k.rule;
-          break;
-        }
-        default:
-          break;
       }
       if (!v) continue;
       varied_.Set(id);
-      uint64_t slot = n_active_++;
+      ++n_active_;
       if (forward_mode) {
-        IRT_RETURN_IF_ERROR(ForwardTangent(l, id, k, marker, rule));
-        (void)slot;
+        cur_ = cv;
+        IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, marker, rule));
       }
     }
   }
+  varied_.Advance((n + 63) & ~uint64_t{63});
   if (!open.empty()) {
     return DataError(trace_.name() + ": the trace ends with " + std::to_string(open.size()) +
                      " calls still open");
@@ -941,6 +1027,17 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
       return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
     }
     off = i - 1;
+    if (shape.size() > 1) {
+      // Julia's linear index is column-major.
+      int64_t lin = i - 1;
+      std::vector<int64_t> sub(shape.size());
+      for (size_t k = 0; k < shape.size(); ++k) {
+        sub[k] = lin % shape[k];
+        lin /= shape[k];
+      }
+      off = 0;
+      for (size_t k = 0; k < shape.size(); ++k) off = off * shape[k] + sub[k];
+    }
   } else {
     if (nidx != shape.size()) {
       return InvalidArgument("wrong number of indices adding into the adjoint of " +
@@ -1005,6 +1102,73 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
     return Status::Ok();
   }
   return AccumulateValue(target, Value::MakeTensor(it->second.t), "a pass-through");
+}
+
+// The common case without allocation: a primitive with a scalar result whose
+// rule programs read only real scalars and add into scalar adjoints (or
+// sparsely into tensors). Returns false to leave the node to ApplyReverse,
+// which handles (and reports) everything else.
+bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k) {
+  constexpr size_t kMaxArity = 8;
+  constexpr int32_t kMaxRegs = 48;
+  RevCache* rc = k.rev;
+  if (rc == nullptr) {
+    auto r = Reverse(k, k.rule, k.n_ops);
+    if (!r) return false;
+    rc = *r;
+  }
+  size_t arity = k.n_ops;
+  if (arity > kMaxArity || rc->max_regs > static_cast<size_t>(kMaxRegs)) {
+    k.fast = false;
+    return false;
+  }
+  double regs[kMaxRegs];
+  NodeId targets[kMaxArity];
+  bool var[kMaxArity];
+  uint64_t real = k.lit_real | (uint64_t{1} << 63);
+  const fb::Node& nd = l.cv->nodes[l.local];
+  const uint32_t* r = l.cv->refs + nd.first_ref();
+  for (size_t j = 0; j < arity; ++j) {
+    int32_t ri = k.ref_index[j];
+    if (ri < 0) {
+      regs[j] = k.lit_val[j];
+      var[j] = false;
+      continue;
+    }
+    NodeId t = id - r[ri];
+    targets[j] = t;
+    Loc tl = Locate(t);
+    const fb::Node& tn = tl.cv->nodes[tl.local];
+    if (ScalarDouble(tl.cv->classes[tn.cls()].vkind, tn.value(), &regs[j]))
+      real |= uint64_t{1} << j;
+    var[j] = varied_.Get(t);
+  }
+  for (size_t j = 0; j < arity; ++j) {
+    if (var[j] && rc->progs[j] && (rc->reads[j] & ~real) != 0) return false;
+  }
+  ScalarDouble(k.vkind, nd.value(), &regs[arity]);
+  regs[arity + 1] = adj_[slot];
+  ++stats_.rule_applications;
+  for (size_t j = 0; j < arity; ++j) {
+    if (!var[j] || !rc->progs[j]) continue;
+    const Program& p = *rc->progs[j];
+    internal::RunScalar(p, regs);
+    double g = regs[p.outputs[0]];
+    NodeId t = targets[j];
+    if (p.outputs.size() > 1) {
+      double idx[kMaxArity];
+      size_t ni = p.outputs.size() - 1;
+      if (ni > kMaxArity) return false;
+      for (size_t q = 0; q < ni; ++q) idx[q] = regs[p.outputs[q + 1]];
+      if (!AccumulateSparse(t, g, idx, ni, nullptr).ok()) return false;
+      continue;
+    }
+    if (!((real >> j) & 1)) return false;  // a dense scalar into a tensor: a rule error
+    uint64_t ts = varied_.Rank(t);
+    adj_[ts] += g;
+    touched_.Set(ts);
+  }
+  return true;
 }
 
 Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker,
@@ -1149,31 +1313,39 @@ Status GradEngine::ReversePass() {
     touched_.Set(s);
   }
   uint64_t slot = n_active_;
-  for (NodeId id = n; id-- > 0;) {
-    if (!varied_.Get(id)) continue;
-    --slot;
-    if (!touched_.Get(slot)) continue;
-    Loc l = Locate(id);
-    const ClassInfo& k = Cls(l);
-    switch (k.kind) {
-      case fb::Kind::Return: {
-        NodeId m = RuledMarker(l, id);
-        if (m != kNoNode) {
-          IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, m, Cls(Locate(m)).rule));
+  const std::vector<uint64_t>& words = varied_.words();
+  for (uint64_t w = (n + 63) / 64; w-- > 0;) {
+    uint64_t word = words[w];
+    while (word != 0) {
+      int bit = 63 - __builtin_clzll(word);
+      word &= ~(uint64_t{1} << bit);
+      NodeId id = w * 64 + static_cast<uint64_t>(bit);
+      --slot;
+      if (!touched_.Get(slot)) continue;
+      Loc l = Locate(id);
+      cur_ = l.cv;
+      const ClassInfo& k = Cls(l);
+      switch (k.cat) {
+        case Cat::kReturn: {
+          NodeId m = RuledMarker(l, id);
+          if (m != kNoNode) {
+            IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, m, Cls(Locate(m)).rule));
+            break;
+          }
+          IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
           break;
         }
-        IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
-        break;
+        case Cat::kFuncArg:
+        case Cat::kBlockArg:
+          IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
+          break;
+        case Cat::kPrim:
+          if (k.fast && FastReverse(l, id, slot, const_cast<ClassInfo&>(k))) break;
+          IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, kNoNode, k.rule));
+          break;
+        default:
+          break;
       }
-      case fb::Kind::Argument:
-        IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
-        break;
-      case fb::Kind::Primitive:
-      case fb::Kind::Special:
-        IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, kNoNode, k.rule));
-        break;
-      default:
-        break;
     }
   }
   stats_.sweep_seconds = Now() - t0;

@@ -926,7 +926,21 @@ Result<Value> Size(std::string_view name, std::span<const Value> args) {
   return Value::I64(static_cast<uint64_t>(k) <= shape.size() ? shape[k - 1] : 1);
 }
 
-// Offset of element (i...) (1-based) in a tensor; one index is linear (row-major).
+// Julia's linear index (column-major, 0-based here) to a row-major offset.
+int64_t LinearToOffset(const std::vector<int64_t>& shape, int64_t lin) {
+  if (shape.size() <= 1) return lin;
+  std::vector<int64_t> sub(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k) {
+    sub[k] = lin % shape[k];
+    lin /= shape[k];
+  }
+  int64_t off = 0;
+  for (size_t k = 0; k < shape.size(); ++k) off = off * shape[k] + sub[k];
+  return off;
+}
+
+// Offset of element (i...) (1-based) in a tensor; one index is Julia's
+// linear index (column-major), as the IR adapter's getindex takes it.
 Result<int64_t> Offset(std::string_view name, const std::vector<int64_t>& shape,
                        std::span<const Value> idx) {
   int64_t n = Numel(shape);
@@ -938,7 +952,7 @@ Result<int64_t> Offset(std::string_view name, const std::vector<int64_t>& shape,
       return Bad(name, "index " + std::to_string(i) + " out of bounds for " + std::to_string(n) +
                            " elements");
     }
-    return i - 1;
+    return LinearToOffset(shape, i - 1);
   }
   if (idx.size() != shape.size()) {
     return Bad(name, std::to_string(idx.size()) + " indices for a tensor of " +

@@ -9,7 +9,8 @@
 // NumPy does (trailing dimensions aligned, size-1 dimensions stretched); a
 // scalar combined with a Float32 tensor takes the tensor's element type;
 // dimensions and indices are 1-based (`sum(x, 1)` sums over the first
-// dimension and keeps it with size 1, `getindex(v, 1)` is the first element);
+// dimension and keeps it with size 1, `getindex(v, 1)` is the first element,
+// a single index into a matrix is Julia's column-major linear index);
 // floating-point domain errors give NaN, as IEEE arithmetic does.
 #ifndef IRT_KERNELS_H_
 #define IRT_KERNELS_H_

@@ -1,0 +1,770 @@
+// irt-grad's building blocks: the rule parser and its error positions, the
+// closure of the shipped rules, the kernels, and the derivative engine on
+// traced IR programs: the seed's examples against analytic values, random
+// programs (branches, loops, nested calls, tensors) where reverse mode,
+// forward mode and central finite differences must agree, the dot-product
+// test, the emitted backward trace (same gradient bit for bit, second
+// derivatives against finite differences of the gradient), sparse
+// accumulation, rules for module functions, errors, and deep recursion.
+#include "irt/grad.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "irt/check.h"
+#include "irt/ir/interpreter.h"
+#include "irt/ir/module.h"
+#include "irt/kernels.h"
+#include "irt/output.h"
+#include "irt/rules.h"
+#include "irt/trace.h"
+#include "irt/writer.h"
+
+namespace irt {
+namespace {
+
+std::string Source(const std::string& rel) { return std::string(IRT_SOURCE_DIR) + "/" + rel; }
+
+const RuleSet& DefaultRules() {
+  static const RuleSet* rules = [] {
+    auto r = RuleSet::Load(Source("rules/default.rules"));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return new RuleSet(r.ok() ? std::move(r).value() : RuleSet());
+  }();
+  return *rules;
+}
+
+std::string TempPath(const std::string& name) {
+  static int counter = 0;
+  return ::testing::TempDir() + "/grad_test_" + std::to_string(getpid()) + "_" +
+         std::to_string(counter++) + "_" + name;
+}
+
+// Traces function `fn` of the IR module `text` at `args` into a file.
+std::string TraceIR(const std::string& text, const std::string& fn,
+                    const std::vector<Value>& args) {
+  auto m = ir::Module::Parse(text, "test.ir");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return "";
+  std::string path = TempPath(fn + ".fb");
+  auto out = Output::Open(path);
+  EXPECT_TRUE(out.ok());
+  {
+    TraceWriter w(out->get(), WriterOptions{});
+    ir::StandardContext ctx({});
+    ir::RandomSource random = ir::RandomSource::Seeded(7);
+    ir::Interpreter interp(*m, ctx, random);
+    auto r = interp.Trace(fn, args, w);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+  }
+  EXPECT_TRUE((*out)->Commit().ok());
+  return path;
+}
+
+Value Evaluate(const std::string& text, const std::string& fn, const std::vector<Value>& args) {
+  auto m = ir::Module::Parse(text, "test.ir");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  ir::StandardContext ctx({});
+  ir::RandomSource random = ir::RandomSource::Seeded(7);
+  ir::Interpreter interp(*m, ctx, random);
+  auto r = interp.Evaluate(fn, args);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : Value();
+}
+
+Result<GradResult> Grad(const std::string& path, GradOptions opts = {},
+                        const RuleSet& rules = DefaultRules()) {
+  IRT_ASSIGN_OR_RETURN(Trace t, Trace::Open(path));
+  return Differentiate(t, rules, opts);
+}
+
+double Deriv(const GradResult& r, uint32_t pos) {
+  for (const ArgumentDerivative& a : r.arguments) {
+    if (a.pos == pos) return a.derivative.to_double();
+  }
+  ADD_FAILURE() << "no argument @" << pos;
+  return std::nan("");
+}
+
+// Writes the backward pass of `path` and returns the emitted trace's path.
+std::string Emit(const std::string& path, GradOptions opts = {}) {
+  auto t = Trace::Open(path);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  std::string out_path = TempPath("emitted.fb");
+  auto out = Output::Open(out_path);
+  EXPECT_TRUE(out.ok());
+  auto r = EmitGradientTrace(*t, DefaultRules(), opts, **out);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE((*out)->Commit().ok());
+  auto check = CheckTrace(out_path);
+  EXPECT_TRUE(check.ok()) << check.status().message();
+  return out_path;
+}
+
+bool Close(double a, double b, double rtol, double atol = 0) {
+  return std::fabs(a - b) <= atol + rtol * std::max(std::fabs(a), std::fabs(b));
+}
+
+// ---------------------------------------------------------------- rules
+
+TEST(RulesTest, ShippedRulesParseAndAreClosed) {
+  const RuleSet& r = DefaultRules();
+  EXPECT_GT(r.rules().size(), 20u);
+  Status s = r.CheckClosure();
+  EXPECT_TRUE(s.ok()) << s.message();
+  // Both directions are present in every shipped rule.
+  for (const Rule& rule : r.rules()) {
+    EXPECT_TRUE(rule.forward.has_value()) << rule.Signature();
+  }
+}
+
+TEST(RulesTest, EveryAdapterPrimitiveHasARuleOrIsNondiff) {
+  const RuleSet& r = DefaultRules();
+  for (int p = 0; p < 256; ++p) {
+    std::string_view name = ir::PrimName(static_cast<ir::Prim>(p));
+    if (name == "?") break;
+    for (size_t arity = 0; arity <= 4; ++arity) {
+      if (!ir::FindPrim(name, arity)) continue;
+      EXPECT_TRUE(r.IsNondiff(name) || r.Find(name, arity) != nullptr)
+          << "adapter primitive " << name << "/" << arity << " has no rule";
+    }
+  }
+}
+
+TEST(RulesTest, RuleFileSyntax) {
+  auto r = RuleSet::Parse(
+      "# comment\n"
+      "nondiff foo bar\n"
+      "\n"
+      "f(x, y) -> z   # a rule\n"
+      "  dz = dx * y + x * dy\n"
+      "  dx = dz * y\n"
+      "  dy = x * dz\n"
+      "g(v, i...) -> w\n"
+      "  dw = getindex(dv, i...)\n"
+      "  dv[i...] += dw\n"
+      "h(A) -> B\n"
+      "  dB = dA'\n"
+      "  dA = dB'\n",
+      "t.rules");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->IsNondiff("foo"));
+  const Rule* f = r->Find("f", 2);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->Signature(), "f(x, y) -> z");
+  EXPECT_TRUE(f->Differentiates(0));
+  EXPECT_EQ(r->Find("f", 3), nullptr);
+  const Rule* g = r->Find("g", 4);
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->variadic);
+  EXPECT_EQ(g->index[0].size(), 1u);
+  EXPECT_FALSE(g->Differentiates(1));
+  const Rule* h = r->Find("h", 1);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->forward->name, "transpose");
+}
+
+TEST(RulesTest, ErrorsNameLineAndColumn) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"f(x) -> y\n  dy = cos(x * dx\n", "t.rules:2:18: expected ',' or ')'"},
+      {"f(x) -> y\n  dy = q * dx\n  dx = dy\n", "t.rules:2:8: unknown name 'q'"},
+      {"f(x) -> y\n  dz = dx\n", "t.rules:2:3: 'dz' is not d followed by the result"},
+      {"f(x) -> y\n  dy = nosuch(dx)\n  dx = dy\n", "t.rules:2:8: unknown primitive 'nosuch'"},
+      {"  dx = 1\n", "t.rules:1:1: an indented line outside a rule"},
+      {"f(x, y) -> z\n  dz = dx + dy\n  dx = dz\n",
+       "t.rules:1:1: the forward line of f(x, y) -> z uses dy but no reverse line computes dy"},
+      {"f(x) -> y\n  dy = dx\n  dx = dx\n", "t.rules:3:8: a reverse line cannot use dx"},
+      {"f(x) -> y\n  dy = dx\n  dx = dy\nf(a) -> b\n  db = da\n  da = db\n",
+       "t.rules:4:1: a second rule for f with 1 arguments"},
+      {"f x(y) -> z\n", "t.rules:1:1: a rule's name is one word before '('"},
+      {"f x -> y\n", "t.rules:1:1: expected a rule header 'name(args) -> result'"},
+      {"f(x) -> y\n  dy = 1.2.3 * dx\n", "t.rules:2:8: bad number '1.2.3'"},
+      {"f(x) -> y\n", "t.rules:1:1: the rule for f(x) -> y has no lines"},
+  };
+  for (const Case& c : cases) {
+    auto r = RuleSet::Parse(c.text, "t.rules");
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.status().message().substr(0, std::string(c.message).size()), c.message)
+        << r.status().message();
+  }
+  // Hostile nesting is an error, not a stack overflow.
+  std::string deep = "f(x) -> y\n  dy = " + std::string(100000, '(') + "dx\n";
+  EXPECT_FALSE(RuleSet::Parse(deep, "t.rules").ok());
+  std::string chain = "f(x) -> y\n  dy = dx";
+  for (int i = 0; i < 100000; ++i) chain += " + dx";
+  EXPECT_FALSE(RuleSet::Parse(chain + "\n", "t.rules").ok());
+}
+
+TEST(RulesTest, MergeOverrides) {
+  RuleSet base = DefaultRules();
+  auto extra = RuleSet::Parse("sin(x) -> y\n  dy = 2 * dx\n  dx = 2 * dy\nnondiff cos\n", "x");
+  ASSERT_TRUE(extra.ok());
+  base.Merge(*extra);
+  EXPECT_EQ(base.Find("sin", 1)->file, "x");
+  EXPECT_TRUE(base.IsNondiff("cos"));
+  EXPECT_EQ(base.Find("cos", 1), nullptr);
+}
+
+// ---------------------------------------------------------------- kernels
+
+Value T(std::vector<int64_t> shape, std::vector<double> v) {
+  return Value::MakeTensor(Tensor::FromF64(std::move(shape), v));
+}
+
+std::vector<double> Data(const Value& v) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < v.tensor().numel(); ++i) out.push_back(v.tensor().at(i));
+  return out;
+}
+
+Value Eval(const std::string& op, std::vector<Value> args) {
+  auto r = EvalPrimitive(op, args);
+  EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
+  return r.ok() ? *r : Value();
+}
+
+TEST(KernelsTest, BroadcastingAndReductions) {
+  Value a = T({2, 3}, {1, 2, 3, 4, 5, 6});
+  Value b = T({3}, {10, 20, 30});
+  EXPECT_EQ(Data(Eval("+", {a, b})), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(Data(Eval("*", {a, Value::F64(2)})), (std::vector<double>{2, 4, 6, 8, 10, 12}));
+  Value col = T({2, 1}, {1, 2});
+  EXPECT_EQ(Data(Eval("-", {a, col})), (std::vector<double>{0, 1, 2, 2, 3, 4}));
+  EXPECT_EQ(Eval("sum", {a}).to_double(), 21);
+  Value s1 = Eval("sum", {a, Value::I64(1)});
+  EXPECT_EQ(s1.tensor().shape, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(Data(s1), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(Data(Eval("sum", {a, Value::I64(2)})), (std::vector<double>{6, 15}));
+  EXPECT_EQ(Data(Eval("mean", {a, Value::I64(2)})), (std::vector<double>{2, 5}));
+  EXPECT_EQ(Data(Eval("sum_to", {a, b})), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(Data(Eval("sum_to", {a, col})), (std::vector<double>{6, 15}));
+  EXPECT_EQ(Eval("sum_to", {a, Value::F64(0)}).to_double(), 21);
+  EXPECT_EQ(Data(Eval("broadcast_to", {col, a})), (std::vector<double>{1, 1, 1, 2, 2, 2}));
+  EXPECT_FALSE(EvalPrimitive("+", std::vector<Value>{a, T({2}, {1, 2})}).ok());
+}
+
+TEST(KernelsTest, MatmulTransposeIndexing) {
+  Value a = T({2, 3}, {1, 2, 3, 4, 5, 6});
+  Value b = T({3, 2}, {7, 8, 9, 10, 11, 12});
+  EXPECT_EQ(Data(Eval("matmul", {a, b})), (std::vector<double>{58, 64, 139, 154}));
+  EXPECT_EQ(Data(Eval("transpose", {a})), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  auto bad = EvalPrimitive("matmul", std::vector<Value>{a, a});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "matmul: inner dimensions 3 and 2 differ");
+  // One index into a matrix is Julia's column-major linear index.
+  EXPECT_EQ(Eval("getindex", {a, Value::I64(2)}).to_double(), 4);
+  EXPECT_EQ(Eval("getindex", {a, Value::I64(2), Value::I64(1)}).to_double(), 4);
+  EXPECT_EQ(Data(Eval("addindex", {a, Value::F64(0.5), Value::I64(1), Value::I64(3)})),
+            (std::vector<double>{1, 2, 3.5, 4, 5, 6}));
+  Value r = Eval("reshape", {a, Value::I64(3), Value::I64(2)});
+  EXPECT_EQ(r.tensor().shape, (std::vector<int64_t>{3, 2}));
+  Value sz = Eval("size", {a});
+  EXPECT_EQ(FormatValue(sz), "(2, 3)");
+  EXPECT_EQ(Eval("reshape", {a, sz}).tensor().shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Data(Eval("fill", {Value::F64(1.5), Value::I64(2)})), (std::vector<double>{1.5, 1.5}));
+  // Float32 stays Float32, with a Float64 scalar too.
+  Value f = Value::MakeTensor(Tensor::FromF32({2}, std::vector<float>{1, 2}));
+  EXPECT_EQ(Eval("*", {f, Value::F64(2)}).tensor().dtype, DType::kF32);
+}
+
+TEST(KernelsTest, ScalarsFollowTheAdapter) {
+  EXPECT_EQ(Eval("+", {Value::I64(2), Value::I64(3)}).kind(), VKind::kI64);
+  EXPECT_EQ(Eval("/", {Value::I64(1), Value::I64(2)}).to_double(), 0.5);
+  EXPECT_EQ(Eval("^", {Value::F64(2), Value::I64(10)}).to_double(), 1024);
+  EXPECT_EQ(Eval("*", {Value::F32(1.5f), Value::I64(2)}).kind(), VKind::kF32);
+  EXPECT_EQ(Eval("max", {Value::F64(-0.0), Value::F64(0.0)}).to_double(), 0.0);
+  EXPECT_FALSE(EvalPrimitive("nosuch", std::vector<Value>{}).ok());
+}
+
+// ---------------------------------------------------------------- engine: seeds
+
+const char* kF = "function f\n1: (%1, %2)\n  %3 = Main.sin(%2)\n  %4 = %3 + %2\n  return %4\nend\n";
+const char* kCosSin =
+    "function cs\n1: (%1, %2)\n  %3 = Main.cos(%2)\n  %4 = Main.sin(%3)\n  %5 = %3 + %4\n"
+    "  return %5\nend\n";
+
+std::string ReadFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::string s;
+  if (!f) return s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+TEST(GradTest, SeedExamples) {
+  auto f = Grad(TraceIR(kF, "f", {Value::F64(1.0)}));
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(Deriv(*f, 2), std::cos(1.0) + 1.0);
+  std::string h = ReadFile(Source("testdata/ir/h.ir"));
+  auto r = Grad(TraceIR(h, "h", {Value::F64(2.0), Value::I64(2)}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Deriv(*r, 2), 1.0);
+  EXPECT_FALSE(r->arguments[2].differentiable);  // n
+  // c = cos(x); c + sin(c): nodes in descending position, not discovery order.
+  auto cs = Grad(TraceIR(kCosSin, "cs", {Value::F64(0.7)}));
+  ASSERT_TRUE(cs.ok());
+  double c = std::cos(0.7);
+  EXPECT_TRUE(Close(Deriv(*cs, 2), -std::sin(0.7) * (1 + std::cos(c)), 1e-15));
+  EXPECT_TRUE(Close(Deriv(*cs, 2), -1.109015362660540, 1e-13));
+}
+
+TEST(GradTest, GeomThroughRecursionAndStochasticBranches) {
+  std::string geom = ReadFile(Source("testdata/ir/geom.ir"));
+  for (int seed = 0; seed < 5; ++seed) {
+    auto m = ir::Module::Parse(geom, "geom.ir");
+    ASSERT_TRUE(m.ok());
+    std::string path = TempPath("geom.fb");
+    auto out = Output::Open(path);
+    {
+      TraceWriter w(out->get(), WriterOptions{});
+      ir::StandardContext ctx({});
+      ir::RandomSource random = ir::RandomSource::Seeded(static_cast<uint64_t>(seed));
+      ir::Interpreter interp(*m, ctx, random);
+      ASSERT_TRUE(
+          interp.Trace("geom", std::vector<Value>{Value::F64(1.5), Value::F64(0.3)}, w).ok());
+    }
+    ASSERT_TRUE((*out)->Commit().ok());
+    auto r = Grad(path);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    // geom(n, β) returns n + (number of failed draws): d/dn = 1; β only decides branches.
+    EXPECT_EQ(Deriv(*r, 2), 1.0);
+    EXPECT_EQ(Deriv(*r, 3), 0.0);
+    GradOptions fw;
+    fw.mode = GradMode::kForward;
+    fw.tangents = {{2, Value::F64(1.0)}};
+    auto f = Grad(path, fw);
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    EXPECT_EQ(f->tangent.to_double(), 1.0);
+  }
+}
+
+TEST(GradTest, EmittedTraceGivesTheSameGradientAndSecondDerivatives) {
+  std::string h = ReadFile(Source("testdata/ir/h.ir"));
+  std::string path = TraceIR(h, "h", {Value::F64(2.4), Value::I64(4)});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok());
+  std::string emitted = Emit(path);
+  auto t = Trace::Open(emitted);
+  ASSERT_TRUE(t.ok());
+  auto last = t->node(t->size() - 1);
+  ASSERT_TRUE(last.ok());
+  EXPECT_TRUE(BitEqual(last->value(), r->arguments[1].derivative));
+  // Each adjoint node names its primal node.
+  bool linked = false;
+  for (NodeId i = 0; i < t->size(); ++i) {
+    auto v = t->node(i);
+    if (v->meta("adjoint_of")) linked = true;
+  }
+  EXPECT_TRUE(linked);
+  auto r2 = Grad(emitted);
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  // d²/dx² (1 + x + x² + x³) = 2 + 6x at 2.4.
+  EXPECT_TRUE(Close(Deriv(*r2, 2), 2 + 6 * 2.4, 1e-14)) << Deriv(*r2, 2);
+  // Third derivative: emit the emitted trace's backward pass.
+  auto r3 = Grad(Emit(emitted));
+  ASSERT_TRUE(r3.ok()) << r3.status().message();
+  EXPECT_TRUE(Close(Deriv(*r3, 2), 6.0, 1e-14)) << Deriv(*r3, 2);
+}
+
+TEST(GradTest, AnnotatedTraceCarriesAdjoints) {
+  std::string path = TraceIR(kCosSin, "cs", {Value::F64(0.7)});
+  auto t = Trace::Open(path);
+  ASSERT_TRUE(t.ok());
+  std::string out_path = TempPath("annotated.fb");
+  auto out = Output::Open(out_path);
+  GradOptions opts;
+  opts.keep_adjoints = true;
+  auto r = WriteAnnotated(*t, DefaultRules(), opts, **out);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE((*out)->Commit().ok());
+  auto a = Trace::Open(out_path);
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->size(), t->size());
+  for (NodeId i = 0; i < t->size(); ++i) {
+    auto x = t->node(i);
+    auto y = a->node(i);
+    EXPECT_TRUE(BitEqual(x->value(), y->value()));
+    EXPECT_EQ(x->op(), y->op());
+  }
+  auto arg = a->node(2);  // @2 = x
+  ASSERT_TRUE(arg->meta("adjoint"));
+  EXPECT_TRUE(BitEqual(*arg->meta("adjoint"), r->arguments[1].derivative));
+}
+
+// ---------------------------------------------------------------- random programs
+
+// Random scalar IR programs: arithmetic and smooth functions over a pool of
+// values, a loop carrying an accumulator, a branch on a float, and calls to
+// a helper function that itself recurses a few levels.
+class ProgramGen {
+ public:
+  explicit ProgramGen(uint32_t seed) : rng_(seed) {}
+
+  std::string Generate() {
+    std::string s = "function main\n1: (%1, %2, %3, %4)\n";
+    next_ = 5;
+    pool_ = {"%2", "%3"};
+    for (int i = 0; i < Uniform(2, 5); ++i) s += Statement(pool_);
+    std::string init = Pick(pool_);
+    int i_ssa = next_++, acc_ssa = next_++;
+    s += "  br 2 (0, " + init + ")\n";
+    s += "2: (%" + std::to_string(i_ssa) + ", %" + std::to_string(acc_ssa) + ")\n";
+    int cond = next_++;
+    s += "  %" + std::to_string(cond) + " = %" + std::to_string(i_ssa) + " < %4\n";
+    s += "  br 4 unless %" + std::to_string(cond) + "\n  br 3\n3:\n";
+    std::vector<std::string> loop_pool = pool_;
+    loop_pool.push_back("%" + std::to_string(acc_ssa));
+    std::string body;
+    for (int i = 0; i < Uniform(1, 3); ++i) body += Statement(loop_pool);
+    int acc2 = next_++;
+    body += "  %" + std::to_string(acc2) + " = %" + std::to_string(acc_ssa) + " * 0.5\n";
+    // The accumulator mixes in the last loop value (magnitudes stay bounded).
+    int acc3 = next_++;
+    body += "  %" + std::to_string(acc3) + " = %" + std::to_string(acc2) + " + " +
+            loop_pool.back() + "\n";
+    int inc = next_++;
+    body += "  %" + std::to_string(inc) + " = %" + std::to_string(i_ssa) + " + 1\n";
+    body += "  br 2 (%" + std::to_string(inc) + ", %" + std::to_string(acc3) + ")\n";
+    s += body;
+    s += "4:\n";
+    std::vector<std::string> tail = pool_;
+    tail.push_back("%" + std::to_string(acc_ssa));
+    int c2 = next_++;
+    s += "  %" + std::to_string(c2) + " = " + tail.back() + " < " + Fmt(Real(-1, 1)) + "\n";
+    s += "  br 6 unless %" + std::to_string(c2) + "\n  br 5\n5:\n";
+    int call = next_++;
+    s += "  %" + std::to_string(call) + " = Main.helper(" + tail.back() + ", " + Pick(pool_) +
+         ", 3)\n";
+    s += "  return %" + std::to_string(call) + "\n6:\n";
+    std::vector<std::string> p6 = tail;
+    for (int i = 0; i < Uniform(1, 3); ++i) {
+      s += Statement(p6);
+    }
+    s += "  return " + p6.back() + "\nend\n";
+    s += Helper();
+    return s;
+  }
+
+ private:
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  double Real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+  std::string Pick(const std::vector<std::string>& v) {
+    return v[static_cast<size_t>(Uniform(0, static_cast<int>(v.size()) - 1))];
+  }
+  static std::string Fmt(double d) { return FormatDouble(d); }
+
+  // One statement: `%k = expr` over values of `pool` (added to it). Some
+  // expressions take two statements (a safe denominator first).
+  std::string Statement(std::vector<std::string>& pool) {
+    std::string a = Pick(pool), b = Pick(pool);
+    std::string out;
+    auto def = [&](const std::string& expr) {
+      std::string name = "%" + std::to_string(next_++);
+      out += "  " + name + " = " + expr + "\n";
+      return name;
+    };
+    std::string r;
+    switch (Uniform(0, 11)) {
+      case 0:
+        r = def(a + " + " + b);
+        break;
+      case 1:
+        r = def(a + " - " + b);
+        break;
+      case 2:
+        r = def(a + " * " + b);
+        break;
+      case 3: {
+        std::string sq = def(b + " * " + b);
+        std::string den = def(sq + " + 1.5");
+        r = def(a + " / " + den);
+        break;
+      }
+      case 4:
+        r = def("Main.sin(" + a + ")");
+        break;
+      case 5:
+        r = def("Main.cos(" + a + ")");
+        break;
+      case 6:
+        r = def("Main.tanh(" + a + ")");
+        break;
+      case 7: {
+        std::string t = def("Main.tanh(" + a + ")");
+        r = def("Main.exp(" + t + ")");
+        break;
+      }
+      case 8: {
+        std::string sq = def(a + " * " + a);
+        std::string p = def(sq + " + 1.0");
+        r = def(Uniform(0, 1) ? "Main.log(" + p + ")" : "Main.sqrt(" + p + ")");
+        break;
+      }
+      case 9:
+        r = def(a + " ^ " + std::to_string(Uniform(2, 3)));
+        break;
+      case 10:
+        r = def(Fmt(Real(-2, 2)) + " * " + a);
+        break;
+      default:
+        r = def("-" + a);
+        break;
+    }
+    pool.push_back(r);
+    return out;
+  }
+
+  std::string Helper() {
+    // helper(a, b, d) = d == 0 ? f(a, b) : helper(g(a, b), b, d - 1) * 0.5 + a
+    std::string s =
+        "function helper\n1: (%1, %2, %3, %4)\n  %5 = %4 == 0\n  br 3 unless %5\n  br 2\n2:\n";
+    next_ = 6;
+    std::vector<std::string> p = {"%2", "%3"};
+    s += Statement(p);
+    s += "  return " + p.back() + "\n3:\n";
+    std::vector<std::string> q = {"%2", "%3"};
+    s += Statement(q);
+    int d = next_++, c = next_++, m = next_++, r = next_++;
+    s += "  %" + std::to_string(d) + " = %4 - 1\n";
+    s += "  %" + std::to_string(c) + " = Main.helper(" + q.back() + ", %3, %" + std::to_string(d) +
+         ")\n";
+    s += "  %" + std::to_string(m) + " = %" + std::to_string(c) + " * 0.5\n";
+    s += "  %" + std::to_string(r) + " = %" + std::to_string(m) + " + %2\n";
+    s += "  return %" + std::to_string(r) + "\nend\n";
+    return s;
+  }
+
+  std::mt19937 rng_;
+  int next_ = 5;
+  std::vector<std::string> pool_;
+};
+
+// The jumps a run takes, to tell whether a perturbation changed its path.
+std::vector<uint32_t> Path(const std::string& trace_path) {
+  std::vector<uint32_t> out;
+  auto t = Trace::Open(trace_path);
+  if (!t.ok()) return out;
+  for (NodeId i = 0; i < t->size(); ++i) {
+    auto v = t->node(i);
+    if (v->kind() == NodeKind::kJump) out.push_back(v->jump_target());
+    if (v->kind() == NodeKind::kCall) out.push_back(1000000);
+  }
+  return out;
+}
+
+TEST(GradTest, RandomProgramsReverseForwardAndFiniteDifferencesAgree) {
+  int checked = 0, skipped = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::string text = ProgramGen(seed).Generate();
+    std::mt19937 rng(seed * 7919);
+    std::uniform_real_distribution<double> u(-1.5, 1.5);
+    double x = u(rng), y = u(rng);
+    int64_t n = 1 + static_cast<int64_t>(seed % 4);
+    std::vector<Value> args{Value::F64(x), Value::F64(y), Value::I64(n)};
+    std::string path = TraceIR(text, "main", args);
+    ASSERT_FALSE(path.empty()) << text;
+    auto rev = Grad(path);
+    ASSERT_TRUE(rev.ok()) << rev.status().message() << "\n" << text;
+    double g[2] = {Deriv(*rev, 2), Deriv(*rev, 3)};
+    // Central differences, where the perturbation keeps the same path.
+    std::vector<uint32_t> base = Path(path);
+    bool same = true;
+    double fd[2];
+    for (int k = 0; k < 2; ++k) {
+      double v = k == 0 ? x : y;
+      double h = 1e-6 * std::max(1.0, std::fabs(v));
+      std::vector<Value> lo = args, hi = args;
+      lo[static_cast<size_t>(k)] = Value::F64(v - h);
+      hi[static_cast<size_t>(k)] = Value::F64(v + h);
+      same = same && Path(TraceIR(text, "main", lo)) == base &&
+             Path(TraceIR(text, "main", hi)) == base;
+      fd[k] = (Evaluate(text, "main", hi).to_double() - Evaluate(text, "main", lo).to_double()) /
+              (2 * h);
+    }
+    // Forward mode, one tangent per argument and both at once.
+    for (int k = 0; k < 2; ++k) {
+      GradOptions fw;
+      fw.mode = GradMode::kForward;
+      fw.tangents = {{static_cast<uint32_t>(k + 2), Value::F64(1.0)}};
+      auto f = Grad(path, fw);
+      ASSERT_TRUE(f.ok()) << f.status().message();
+      EXPECT_TRUE(Close(f->tangent.to_double(), g[k], 1e-12, 1e-13))
+          << "seed " << seed << " arg " << k << ": forward " << f->tangent.to_double()
+          << " reverse " << g[k] << "\n"
+          << text;
+    }
+    GradOptions fw;
+    fw.mode = GradMode::kForward;
+    fw.tangents = {{2, Value::F64(0.3)}, {3, Value::F64(-1.7)}};
+    auto f = Grad(path, fw);
+    ASSERT_TRUE(f.ok());
+    EXPECT_TRUE(Close(f->tangent.to_double(), 0.3 * g[0] - 1.7 * g[1], 1e-12, 1e-13));
+    // The emitted backward trace returns the same gradient, bit for bit.
+    std::string emitted = Emit(path);
+    auto t = Trace::Open(emitted);
+    ASSERT_TRUE(t.ok());
+    auto ret = t->node(t->size() - 1);
+    ASSERT_EQ(ret->value().kind(), VKind::kTuple);
+    EXPECT_TRUE(BitEqual(ret->value().tuple()[0], rev->arguments[1].derivative)) << "seed " << seed;
+    EXPECT_TRUE(BitEqual(ret->value().tuple()[1], rev->arguments[2].derivative)) << "seed " << seed;
+    if (!same) {
+      ++skipped;
+      continue;
+    }
+    ++checked;
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_TRUE(Close(g[k], fd[k], 2e-6, 1e-7))
+          << "seed " << seed << " arg " << k << ": reverse " << g[k] << " fd " << fd[k] << "\n"
+          << text;
+    }
+    // Second derivatives: the emitted trace differentiated again, against
+    // central differences of the gradient.
+    GradOptions wx;
+    wx.wrt = {2};
+    std::string ex = Emit(path, wx);
+    auto h2 = Grad(ex);
+    ASSERT_TRUE(h2.ok()) << h2.status().message();
+    double hxx = Deriv(*h2, 2), hxy = Deriv(*h2, 3);
+    double hx = 1e-5 * std::max(1.0, std::fabs(x));
+    std::vector<Value> lo = args, hi = args;
+    lo[0] = Value::F64(x - hx);
+    hi[0] = Value::F64(x + hx);
+    if (Path(TraceIR(text, "main", lo)) != base || Path(TraceIR(text, "main", hi)) != base)
+      continue;
+    auto glo = Grad(TraceIR(text, "main", lo));
+    auto ghi = Grad(TraceIR(text, "main", hi));
+    double fxx = (Deriv(*ghi, 2) - Deriv(*glo, 2)) / (2 * hx);
+    double fyx = (Deriv(*ghi, 3) - Deriv(*glo, 3)) / (2 * hx);
+    EXPECT_TRUE(Close(hxx, fxx, 1e-5, 1e-6)) << "seed " << seed << ": " << hxx << " vs " << fxx;
+    EXPECT_TRUE(Close(hxy, fyx, 1e-5, 1e-6)) << "seed " << seed << ": " << hxy << " vs " << fyx;
+  }
+  EXPECT_GE(checked, 30) << skipped << " skipped";
+}
+
+// ---------------------------------------------------------------- rules for functions, errors
+
+const char* kSquare =
+    "function main\n1: (%1, %2)\n  %3 = Main.sq(%2)\n  %4 = %3 + %2\n  return %4\nend\n"
+    "function sq\n1: (%1, %2)\n  %3 = %2 * %2\n  return %3\nend\n";
+
+TEST(GradTest, RuleForAModuleFunctionReplacesItsBody) {
+  std::string path = TraceIR(kSquare, "main", {Value::F64(3.0)});
+  auto plain = Grad(path);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(Deriv(*plain, 2), 7.0);
+  // A deliberately different rule shows that the body is not entered.
+  RuleSet rules = DefaultRules();
+  auto extra = RuleSet::Parse("sq(x) -> y\n  dy = 10 * x * dx\n  dx = 10 * x * dy\n", "sq.rules");
+  ASSERT_TRUE(extra.ok()) << extra.status().message();
+  rules.Merge(*extra);
+  auto ruled = Grad(path, {}, rules);
+  ASSERT_TRUE(ruled.ok()) << ruled.status().message();
+  EXPECT_EQ(Deriv(*ruled, 2), 31.0);
+  GradOptions fw;
+  fw.mode = GradMode::kForward;
+  fw.tangents = {{2, Value::F64(1.0)}};
+  auto f = Grad(path, fw, rules);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->tangent.to_double(), 31.0);
+  // The emitted trace records the call as one primitive.
+  auto t = Trace::Open(path);
+  std::string out_path = TempPath("ruled.fb");
+  auto out = Output::Open(out_path);
+  auto e = EmitGradientTrace(*t, rules, {}, **out);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_TRUE((*out)->Commit().ok());
+  auto et = Trace::Open(out_path);
+  bool has_sq = false;
+  for (NodeId i = 0; i < et->size(); ++i) has_sq = has_sq || et->node(i)->op() == "sq";
+  EXPECT_TRUE(has_sq);
+  auto again = Grad(out_path, {}, rules);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(Deriv(*again, 2), 10.0);
+}
+
+TEST(GradTest, Errors) {
+  // A primitive without a rule, in a differentiable position.
+  std::string path = TraceIR(kF, "f", {Value::F64(1.0)});
+  auto plus = RuleSet::Parse(
+      "+(a, b) -> y\n  dy = da + db\n  da = sum_to(dy, a)\n  db = sum_to(dy, b)\n", "p");
+  ASSERT_TRUE(plus.ok());
+  auto r = Grad(path, {}, *plus);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+  EXPECT_EQ(r.status().message(),
+            "no derivative rule for primitive 'sin' with 1 arguments at node 3 (@3, ⟨sin⟩ at "
+            "§1:%3); add one with --rules");
+  GradOptions fw;
+  fw.mode = GradMode::kForward;
+  fw.tangents = {{2, Value::F64(1.0)}};
+  auto rf = Grad(path, fw, *plus);
+  ASSERT_FALSE(rf.ok());
+  EXPECT_NE(rf.status().message().find("'sin'"), std::string::npos);
+  // No differentiable argument.
+  const char* ints = "function k\n1: (%1, %2)\n  %3 = %2 * 1.5\n  return %3\nend\n";
+  auto ri = Grad(TraceIR(ints, "k", {Value::I64(2)}));
+  ASSERT_FALSE(ri.ok());
+  EXPECT_EQ(ri.status().message(),
+            "no differentiable argument: k takes @2::Int64; derivatives exist for Float64, "
+            "Float32 and tensors of them");
+  // An Int result.
+  const char* intres = "function k\n1: (%1, %2)\n  %3 = %2 < 1.5\n  return %3\nend\n";
+  auto rr = Grad(TraceIR(intres, "k", {Value::F64(2)}));
+  ASSERT_FALSE(rr.ok());
+  EXPECT_NE(rr.status().message().find("the result of k is Bool"), std::string::npos);
+  // --wrt beyond the arguments.
+  GradOptions w;
+  w.wrt = {5};
+  auto rw = Grad(path, w);
+  ASSERT_FALSE(rw.ok());
+  EXPECT_EQ(rw.status().message(),
+            "@5 is not an argument of the root call (its arguments are @1 to @2)");
+  // A nondiff primitive is a structural zero, not an error.
+  const char* nondiff =
+      "function k\n1: (%1, %2)\n  %3 = Main.zero(%2)\n  %4 = %3 + 1.0\n  return %4\nend\n";
+  auto rz = Grad(TraceIR(nondiff, "k", {Value::F64(2)}));
+  ASSERT_TRUE(rz.ok());
+  EXPECT_EQ(Deriv(*rz, 2), 0.0);
+}
+
+// ---------------------------------------------------------------- scale
+
+TEST(GradTest, DeepRecursionAndLongLoops) {
+  // down(x, n) = n == 0 ? x : sin(down(x, n - 1)) * 0.5 + x, 10^5 calls deep.
+  const char* deep =
+      "function down\n1: (%1, %2, %3)\n  %4 = %3 == 0\n  br 2 unless %4\n  return %2\n2:\n"
+      "  %5 = %3 - 1\n  %6 = Main.down(%2, %5)\n  %7 = Main.sin(%6)\n  %8 = %7 * 0.5\n"
+      "  %9 = %8 + %2\n  return %9\nend\n";
+  int64_t depth = 100000;
+  std::string path = TraceIR(deep, "down", {Value::F64(0.3), Value::I64(depth)});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Independent: the recurrence v_k = 0.5 sin(v_{k-1}) + x, dv_k = 0.5 cos(v_{k-1}) dv_{k-1} + 1.
+  double v = 0.3, dv = 1.0;
+  for (int64_t k = 0; k < depth; ++k) {
+    dv = 0.5 * std::cos(v) * dv + 1.0;
+    v = std::sin(v) * 0.5 + 0.3;
+  }
+  EXPECT_TRUE(Close(Deriv(*r, 2), dv, 1e-12)) << Deriv(*r, 2) << " vs " << dv;
+  GradOptions fw;
+  fw.mode = GradMode::kForward;
+  fw.tangents = {{2, Value::F64(1.0)}};
+  auto f = Grad(path, fw);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(Close(f->tangent.to_double(), dv, 1e-12));
+}
+
+}  // namespace
+}  // namespace irt
