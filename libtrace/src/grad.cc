@@ -1508,13 +1508,13 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
     IRT_ASSIGN_OR_RETURN(r.seed, DefaultSeed(r, opts));
     opts.seed = r.seed;
   }
+  if (opts.mode == GradMode::kForward && opts.tangents.empty()) {
+    return InvalidArgument("forward mode needs at least one tangent (--tangent @N=VALUE)");
+  }
   GradEngine e(trace, rules, opts);
   IRT_RETURN_IF_ERROR(e.ForwardPass(opts.mode == GradMode::kForward, false));
   IRT_RETURN_IF_ERROR(CheckSomeDifferentiable(r, e.args()));
   if (opts.mode == GradMode::kForward) {
-    if (opts.tangents.empty()) {
-      return InvalidArgument("forward mode needs a tangent: --tangent @POS=VALUE");
-    }
     for (const auto& [p, t] : opts.tangents) {
       for (const ArgumentDerivative& a : e.args()) {
         if (a.pos == p && !a.differentiable) {
@@ -1523,19 +1523,19 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
         }
       }
     }
-    for (ArgumentDerivative& a : e.mutable_args()) {
-      for (const auto& [p, t] : opts.tangents) {
-        if (a.pos == p) a.derivative = t;
-      }
-    }
   } else {
     IRT_RETURN_IF_ERROR(e.ReversePass());
   }
   IRT_RETURN_IF_ERROR(e.Finish(&r));
   if (opts.mode == GradMode::kForward) {
+    // The tangents as given, scalars in the argument's type.
     for (ArgumentDerivative& a : r.arguments) {
       for (const auto& [p, t] : opts.tangents) {
-        if (a.pos == p) a.derivative = t;
+        if (a.pos != p) continue;
+        a.derivative = t;
+        if (t.kind() != VKind::kTensor && a.value.is_float()) {
+          a.derivative = ScalarValue(t.to_double(), a.value.kind() == VKind::kF32);
+        }
       }
     }
   }
@@ -1640,6 +1640,13 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
         w.AddMeta(c->strings()->Get(m->key())->string_view(), internal::DecodeValue(c, m->value()));
       }
       std::optional<Value> adj = e.Adjoint(id);
+      if (!adj && k.cat == Cat::kRootArg) {
+        for (const ArgumentDerivative& a : r.arguments) {
+          if (a.id == id && a.chosen && a.differentiable && !a.derivative.is_none()) {
+            adj = a.derivative;
+          }
+        }
+      }
       if (!adj && k.kind == fb::Kind::Call) {
         auto it = marker_closer.find(id);
         if (it != marker_closer.end()) adj = e.Adjoint(it->second);

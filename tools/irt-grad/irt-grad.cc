@@ -119,6 +119,9 @@ int main(int argc, char** argv) {
                                                           std::string_view(t).substr(eq + 1)));
       opts.tangents.emplace_back(p, v);
     }
+    if (opts.mode == irt::GradMode::kForward && opts.tangents.empty()) {
+      return irt::InvalidArgument("forward mode needs at least one --tangent @N=VALUE");
+    }
     irt::RuleSet rules;
     if (!no_default) {
       std::string used;

@@ -1,0 +1,3 @@
+# --json, checked with jq
+irt-trace testdata/ir/h.ir h 2.0 2 | irt-grad --json | jq -c .
+irt-trace testdata/ir/h.ir h 2.0 2 | irt-grad --json | jq -r ".derivatives[0].derivative"
