@@ -175,6 +175,28 @@ TEST(IrInterpTest, MinMaxZeroOne) {
             "t.ir:3:3: MethodError: no method matching zero(::Nothing)");
 }
 
+TEST(IrInterpTest, Indexing) {
+  EXPECT_EQ(Show("getindex(%2, %3)", "[1.5, 2.5, 3.5]", "2"), "2.5::Float64");
+  EXPECT_EQ(Show("Main.getindex(%2, %3)", "Float32[1, 2]", "1"), "1.0f0::Float32");
+  // One index on a matrix is column-major, as in Julia: [1 2; 3 4][2] == 3.
+  EXPECT_EQ(Show("getindex(%2, %3)", "[1 2; 3 4]", "2"), "3::Int64");
+  EXPECT_EQ(Show("getindex(%2, %3, 1)", "[1 2; 3 4]", "2"), "3::Int64");
+  EXPECT_EQ(Show("getindex(%2, 1, %3)", "[1 2; 3 4]", "2"), "2::Int64");
+  EXPECT_EQ(Show("getindex(%2, 2, 1, %3)", "2×2×2[1, 2, 3, 4, 5, 6, 7, 8]", "2"), "6::Int64");
+  EXPECT_EQ(Show("getindex(%2, %3)", "Int32[7, 8]", "2"), "8::Int64");
+  EXPECT_EQ(Show("getindex(%2, %3)", "[true, false]", "1"), "true::Bool");
+  EXPECT_EQ(Show("length(%2)", "[1 2; 3 4]"), "4::Int64");
+  EXPECT_EQ(Show("getindex(%2, %3)", "[1.5, 2.5, 3.5]", "4"),
+            "t.ir:3:3: BoundsError: attempt to access 3-element Vector{Float64} at index [4]");
+  EXPECT_EQ(Show("getindex(%2, %3, 3)", "[1 2; 3 4]", "1"),
+            "t.ir:3:3: BoundsError: attempt to access 2×2 Matrix{Int64} at index [1, 3]");
+  EXPECT_EQ(Show("getindex(%2, %3)", "[1.5]", "1.0"),
+            "t.ir:3:3: MethodError: no method matching getindex(::Vector{Float64}, ::Float64) "
+            "(tensor arithmetic is not supported yet)");
+  EXPECT_EQ(Show("getindex(%2, %3)", "1.5", "1"),
+            "t.ir:3:3: MethodError: no method matching getindex(::Float64, ::Int64)");
+}
+
 TEST(IrInterpTest, CallErrors) {
   EXPECT_EQ(Show("frob(%2)", "1"), "t.ir:3:3: UndefVarError: `frob` not defined");
   EXPECT_EQ(Show("sin(%2, %3)", "1", "2"),

@@ -56,7 +56,7 @@ TEST(IrValueTest, FormatFloatLikeJulia) {
 
 TEST(IrValueTest, FormatDoubleRoundTripsRandomBits) {
   std::mt19937_64 rng(12345);
-  for (int i = 0; i < 200000; ++i) {
+  for (int i = 0; i < 100000; ++i) {
     uint64_t bits = rng();
     double d = std::bit_cast<double>(bits);
     if (std::isnan(d)) continue;
@@ -68,7 +68,7 @@ TEST(IrValueTest, FormatDoubleRoundTripsRandomBits) {
   }
   // Also uniformly distributed magnitudes around 1, where plain notation is used.
   std::uniform_real_distribution<double> u(-1e7, 1e7);
-  for (int i = 0; i < 100000; ++i) {
+  for (int i = 0; i < 50000; ++i) {
     double d = u(rng);
     auto v = ParseLiteral(FormatDouble(d));
     ASSERT_TRUE(v.ok());
@@ -78,7 +78,7 @@ TEST(IrValueTest, FormatDoubleRoundTripsRandomBits) {
 
 TEST(IrValueTest, FormatFloatRoundTripsRandomBits) {
   std::mt19937 rng(7);
-  for (int i = 0; i < 100000; ++i) {
+  for (int i = 0; i < 50000; ++i) {
     uint32_t bits = rng();
     float f = std::bit_cast<float>(bits);
     if (std::isnan(f)) continue;

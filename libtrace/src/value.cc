@@ -1648,7 +1648,7 @@ Status WriteNpy(const Value& v, const std::string& path) {
   const char len[2] = {static_cast<char>(dict.size() & 0xFF), static_cast<char>(dict.size() >> 8)};
   out->Write(len, 2);
   out->Write(dict);
-  out->Write(t->data.data(), t->data.size());
+  if (!t->data.empty()) out->Write(t->data.data(), t->data.size());
   return out->Commit();
 }
 

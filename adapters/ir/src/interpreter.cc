@@ -1,12 +1,15 @@
-// The interpreter loop. Frames live in one vector and their SSA slots in
-// another, so calls and returns are pushes and pops, never host recursion.
+// The interpreter loop. Frames live in one vector and their SSA slots on a
+// segmented stack, so calls and returns are pushes and pops, never host
+// recursion, and a frame's slots never move.
 // Node classes are defined once per statement before the run; the loop only
 // appends nodes (value plus reference ids) and stores slot values, without
 // heap allocation for scalars.
 #include "irt/ir/interpreter.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <memory>
 
 #include "primitives.h"
 
@@ -116,14 +119,81 @@ struct Slot {
 
 struct Frame {
   const Function* fn;
+  Slot* regs;         // the frame's slots, fn->num_slots of them
+  const Instr* call;  // the caller's call statement; nullptr for the root
   uint32_t pc;
   uint32_t level;  // the root call is level 1
   bool recording;
-  size_t base;        // first slot in Impl::slots
-  const Instr* call;  // the caller's call statement; nullptr for the root
+};
+
+// Slots for the frames: segments of at least kSegmentSlots, each frame's
+// slots contiguous in one segment. Segments are never moved or freed while
+// the stack lives, so pushing costs no copying however deep calls go; slots
+// above the top are always empty (kNone), as a fresh frame needs them.
+class SlotStack {
+ public:
+  Slot* Push(uint32_t n) {
+    if (top_ + n > cap_) NextSegment(n);
+    Slot* p = cur_ + top_;
+    top_ += n;
+    return p;
+  }
+  // Pops the n slots at p, which were pushed last.
+  void Pop(Slot* p, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) p[i] = Slot{};
+    top_ -= n;
+    if (top_ == 0 && seg_ > 0) {
+      --seg_;
+      cur_ = segs_[seg_].data.get();
+      cap_ = segs_[seg_].size;
+      top_ = segs_[seg_].saved_top;
+    }
+  }
+  void Clear() {
+    for (Segment& g : segs_) {
+      for (size_t i = 0; i < g.size; ++i) g.data[i] = Slot{};
+    }
+    seg_ = 0;
+    top_ = 0;
+    if (!segs_.empty()) {
+      cur_ = segs_[0].data.get();
+      cap_ = segs_[0].size;
+    }
+  }
+
+ private:
+  static constexpr size_t kSegmentSlots = 1 << 16;
+  struct Segment {
+    std::unique_ptr<Slot[]> data;
+    size_t size = 0;
+    size_t saved_top = 0;  // the top of this segment while later ones are in use
+  };
+  void NextSegment(uint32_t n) {
+    if (cur_ != nullptr) {
+      segs_[seg_].saved_top = top_;
+      ++seg_;
+    }
+    if (seg_ < segs_.size() && segs_[seg_].size < n) {
+      segs_.resize(seg_);  // too small for this frame: replace it and the ones after it
+    }
+    if (seg_ == segs_.size()) {
+      size_t size = std::max<size_t>(kSegmentSlots, n);
+      segs_.push_back(Segment{std::make_unique<Slot[]>(size), size, 0});
+    }
+    cur_ = segs_[seg_].data.get();
+    cap_ = segs_[seg_].size;
+    top_ = 0;
+  }
+  std::vector<Segment> segs_;
+  size_t seg_ = 0;
+  Slot* cur_ = nullptr;
+  size_t cap_ = 0;
+  size_t top_ = 0;
 };
 
 const Value kNoValue;
+// Jumps with at most this many operands take the copy-free path.
+constexpr size_t kMaxDirect = 8;
 
 // Int64 op Int64 and Float64 op Float64 for the common operators, inline in
 // the loop; everything else goes through EvalPrim.
@@ -240,7 +310,7 @@ struct Interpreter::Impl {
   std::vector<StatementInfo> infos;
 
   std::vector<Frame> frames;
-  std::vector<Slot> slots;
+  SlotStack slots;
   std::vector<Value> argbuf;
   std::vector<NodeId> nodebuf;  // per operand: its node, kNoNode for literals
   std::vector<NodeId> refbuf;
@@ -252,12 +322,11 @@ struct Interpreter::Impl {
   void AddTraceMeta(std::string_view status, std::string_view function);
 
   void PushFrame(const Function& f, uint32_t level, bool rec, const Instr* call) {
-    size_t base = slots.size();
-    slots.resize(base + f.num_slots);
-    frames.push_back(Frame{&f, 0, level, rec, base, call});
+    frames.push_back(Frame{&f, slots.Push(f.num_slots), call, 0, level, rec});
   }
   void PopFrame() {
-    slots.resize(frames.back().base);
+    const Frame& fr = frames.back();
+    slots.Pop(fr.regs, fr.fn->num_slots);
     frames.pop_back();
   }
   void Hook(uint32_t uid, NodeKind kind, NodeId id, const Value& v) {
@@ -271,7 +340,7 @@ struct Interpreter::Impl {
   void BindArgs(size_t fi, const Value* vals, const NodeId* nodes, size_t n) {
     Frame& fr = frames.back();
     const Function& f = *fr.fn;
-    Slot* regs = &slots[fr.base];
+    Slot* regs = fr.regs;
     const Block& entry = f.blocks[0];
     uint32_t uid0 = module.param_uid(fi, 0);
     Slot& self = regs[entry.arg_slots[0]];
@@ -422,7 +491,7 @@ Result<Value> Interpreter::Impl::Fail(const Instr* at) {
   std::string root_name = frames.empty() ? "" : frames.front().fn->name;
   if (writer == nullptr || frames.empty() || !frames.front().recording) {
     frames.clear();
-    slots.clear();
+    slots.Clear();
     return RuntimeError(full);
   }
   // Untraced frames report at the call that entered them.
@@ -434,7 +503,7 @@ Result<Value> Interpreter::Impl::Fail(const Instr* at) {
   while (!frames.empty()) {
     const Frame& fr = frames.back();
     const Function& f = *fr.fn;
-    const Slot* regs = &slots[fr.base];
+    const Slot* regs = fr.regs;
     ClassSpec spec;
     spec.kind = NodeKind::kError;
     spec.block = at->block;
@@ -481,7 +550,7 @@ Result<Value> Interpreter::Impl::Fail(const Instr* at) {
 Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool record) {
   error.clear();
   frames.clear();
-  slots.clear();
+  slots.Clear();
   const auto& fns = module.functions();
   const Function& root = fns[static_cast<size_t>(fi)];
   if (record) {
@@ -497,13 +566,13 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
 
   Frame* fr = &frames.back();
   const Function* fn = fr->fn;
-  Slot* regs = &slots[fr->base];
+  Slot* regs = fr->regs;
   const Operand* ops = fn->operands.data();
   const Value* consts = fn->constants.data();
   auto reload = [&]() {
     fr = &frames.back();
     fn = fr->fn;
-    regs = &slots[fr->base];
+    regs = fr->regs;
     ops = fn->operands.data();
     consts = fn->constants.data();
   };
@@ -531,13 +600,13 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
     return true;
   };
 
-  const Value* pargs[2];
-  NodeId prefs[2];
+  const Value* pargs[kMaxPrimArity];
+  NodeId prefs[kMaxPrimArity];
   for (;;) {
     const Instr& in = fn->code[fr->pc++];
     switch (in.code) {
       case OpCode::kPrim: {
-        pargs[0] = pargs[1] = &kNoValue;
+        pargs[0] = pargs[1] = &kNoValue;  // nullary primitives still get valid pointers
         size_t nref = 0;
         for (size_t i = 0; i < in.nargs; ++i) {
           const Operand& o = ops[in.first_arg + i];
@@ -555,7 +624,7 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
         }
         Value r;
         if (!(in.nargs == 2 && FastBinary(in.prim, *pargs[0], *pargs[1], &r)) &&
-            !EvalPrim(in.prim, pargs, random, &r, &error)) {
+            !EvalPrim(in.prim, pargs, in.nargs, random, &r, &error)) {
           return Fail(&in);
         }
         Slot& d = regs[in.dst];
@@ -637,6 +706,42 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
       }
       case OpCode::kBr: {
         size_t n = in.nargs + (in.code == OpCode::kBrUnless ? 1u : 0u);
+        const Block& b = fn->blocks[in.target];
+        if (in.direct && n <= kMaxDirect) {
+          // No operand is a slot the jump assigns: copy straight into place.
+          NodeId refs[kMaxDirect];
+          size_t nref = 0;
+          for (size_t i = 0; i < n; ++i) {
+            const Operand& o = ops[in.first_arg + i];
+            if (!o.is_const) {
+              const Slot& s = regs[o.index];
+              if (s.v.is_none()) {
+                gather(in, n);
+                return Fail(&in);
+              }
+              refs[nref++] = s.node;
+            }
+          }
+          NodeId jump = kNoNode;
+          if (fr->recording) {
+            jump = writer->Append(cls[in.uid], kNoValue, std::span<const NodeId>(refs, nref));
+            if (hook[in.uid]) Hook(in.uid, NodeKind::kJump, jump, kNoValue);
+            if (!writer->status().ok()) return writer->status();
+          }
+          for (size_t k = 0; k < in.nargs; ++k) {
+            const Operand& o = ops[in.first_arg + k];
+            Slot& d = regs[b.arg_slots[k]];
+            d.v = o.is_const ? consts[o.index] : regs[o.index].v;
+            if (fr->recording) {
+              uint32_t uid = b.first_arg_uid + static_cast<uint32_t>(k);
+              d.node = writer->Append(cls[uid], d.v, std::span<const NodeId>(&jump, 1));
+              if (hook[uid]) Hook(uid, NodeKind::kArgument, d.node, d.v);
+            }
+          }
+          fr->pc = b.first;
+          break;
+        }
+        // Parallel assignment through a buffer ("br 2 (%6, %5)" into (%5, %6)).
         if (!gather(in, n)) return Fail(&in);
         NodeId jump = kNoNode;
         if (fr->recording) {
@@ -644,7 +749,6 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
           if (hook[in.uid]) Hook(in.uid, NodeKind::kJump, jump, kNoValue);
           if (!writer->status().ok()) return writer->status();
         }
-        const Block& b = fn->blocks[in.target];
         for (size_t k = 0; k < in.nargs; ++k) {
           Slot& s = regs[b.arg_slots[k]];
           s.v = std::move(argbuf[k]);

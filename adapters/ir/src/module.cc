@@ -20,17 +20,42 @@ struct PrimEntry {
 };
 
 constexpr PrimEntry kPrims[] = {
-    {"+", 2, Prim::kAdd},     {"-", 2, Prim::kSub},       {"*", 2, Prim::kMul},
-    {"/", 2, Prim::kDiv},     {"^", 2, Prim::kPow},       {"div", 2, Prim::kIntDiv},
-    {"rem", 2, Prim::kRem},   {"-", 1, Prim::kNeg},       {"<", 2, Prim::kLt},
-    {"<=", 2, Prim::kLe},     {">", 2, Prim::kGt},        {">=", 2, Prim::kGe},
-    {"==", 2, Prim::kEq},     {"!=", 2, Prim::kNe},       {"&", 2, Prim::kAnd},
-    {"|", 2, Prim::kOr},      {"!", 1, Prim::kNot},       {"xor", 2, Prim::kXor},
-    {"sin", 1, Prim::kSin},   {"cos", 1, Prim::kCos},     {"tan", 1, Prim::kTan},
-    {"exp", 1, Prim::kExp},   {"log", 1, Prim::kLog},     {"sqrt", 1, Prim::kSqrt},
-    {"abs", 1, Prim::kAbs},   {"tanh", 1, Prim::kTanh},   {"min", 2, Prim::kMin},
-    {"max", 2, Prim::kMax},   {"zero", 1, Prim::kZero},   {"one", 1, Prim::kOne},
-    {"rand", 0, Prim::kRand}, {"randn", 0, Prim::kRandn},
+    {"+", 2, Prim::kAdd},
+    {"-", 2, Prim::kSub},
+    {"*", 2, Prim::kMul},
+    {"/", 2, Prim::kDiv},
+    {"^", 2, Prim::kPow},
+    {"div", 2, Prim::kIntDiv},
+    {"rem", 2, Prim::kRem},
+    {"-", 1, Prim::kNeg},
+    {"<", 2, Prim::kLt},
+    {"<=", 2, Prim::kLe},
+    {">", 2, Prim::kGt},
+    {">=", 2, Prim::kGe},
+    {"==", 2, Prim::kEq},
+    {"!=", 2, Prim::kNe},
+    {"&", 2, Prim::kAnd},
+    {"|", 2, Prim::kOr},
+    {"!", 1, Prim::kNot},
+    {"xor", 2, Prim::kXor},
+    {"sin", 1, Prim::kSin},
+    {"cos", 1, Prim::kCos},
+    {"tan", 1, Prim::kTan},
+    {"exp", 1, Prim::kExp},
+    {"log", 1, Prim::kLog},
+    {"sqrt", 1, Prim::kSqrt},
+    {"abs", 1, Prim::kAbs},
+    {"tanh", 1, Prim::kTanh},
+    {"min", 2, Prim::kMin},
+    {"max", 2, Prim::kMax},
+    {"zero", 1, Prim::kZero},
+    {"one", 1, Prim::kOne},
+    {"rand", 0, Prim::kRand},
+    {"randn", 0, Prim::kRandn},
+    {"getindex", 2, Prim::kGetIndex},
+    {"getindex", 3, Prim::kGetIndex},
+    {"getindex", 4, Prim::kGetIndex},
+    {"length", 1, Prim::kLength},
 };
 
 // Infix operators, longest first where one is a prefix of another.
@@ -675,6 +700,10 @@ class ModuleParser {
             in.nargs = static_cast<uint16_t>(s.args.size());
             in.code = s.has_cond ? OpCode::kBrUnless : OpCode::kBr;
             in.target = s.target - 1;
+            in.direct = true;
+            for (const RawOperand& o : ops) {
+              for (uint32_t t : tb.arg_ssa) in.direct = in.direct && !(o.is_ssa && o.ssa == t);
+            }
             if (!s.has_cond) terminated = true;
           }
           f.code.push_back(std::move(in));
@@ -698,6 +727,7 @@ class ModuleParser {
           in.block = rb.number;
           in.pos = where;
           in.code = OpCode::kBr;
+          in.direct = true;
           in.target = static_cast<uint32_t>(bi + 1);
           in.first_arg = static_cast<uint32_t>(f.operands.size());
           f.code.push_back(std::move(in));

@@ -293,6 +293,72 @@ bool Bitwise(Prim p, const Value& a, const Value& b, Value* out) {
   return true;
 }
 
+// A[i], A[i, j], ...: 1-based indices, one per dimension, or a single
+// linear index in Julia's column-major order. Int32 elements become Int64.
+bool GetIndex(const Value& a, const Value* const* idx, size_t n, Value* out, std::string* error) {
+  const Tensor& t = a.tensor();
+  size_t rank = t.shape.size();
+  std::vector<int64_t> at(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (idx[k]->kind() != VKind::kI64) {
+      const Value* args[kMaxPrimArity + 1] = {&a};
+      for (size_t j = 0; j < n; ++j) args[j + 1] = idx[j];
+      *error = NoMethodMessage("getindex", args, n + 1);
+      return false;
+    }
+    at[k] = idx[k]->as_i64();
+  }
+  auto bounds = [&]() {
+    std::string dims;
+    for (size_t k = 0; k < rank; ++k) dims += (k ? "×" : "") + std::to_string(t.shape[k]);
+    if (rank == 1) dims += "-element";
+    std::string list;
+    for (size_t k = 0; k < n; ++k) list += (k ? ", " : "") + std::to_string(at[k]);
+    *error =
+        "BoundsError: attempt to access " + dims + " " + TypeName(a) + " at index [" + list + "]";
+    return false;
+  };
+  int64_t offset = 0;
+  if (n == 1) {
+    int64_t numel = t.numel();
+    if (at[0] < 1 || at[0] > numel) return bounds();
+    // Column-major linear index to row-major offset.
+    int64_t rest = at[0] - 1;
+    std::vector<int64_t> sub(rank);
+    for (size_t k = 0; k < rank; ++k) {
+      sub[k] = rest % t.shape[k];
+      rest /= t.shape[k];
+    }
+    for (size_t k = 0; k < rank; ++k) offset = offset * t.shape[k] + sub[k];
+  } else {
+    if (n != rank) return bounds();
+    for (size_t k = 0; k < rank; ++k) {
+      if (at[k] < 1 || at[k] > t.shape[k]) return bounds();
+      offset = offset * t.shape[k] + (at[k] - 1);
+    }
+  }
+  switch (t.dtype) {
+    case DType::kF64:
+      *out = F64(t.f64()[offset]);
+      break;
+    case DType::kF32:
+      *out = F32(t.f32()[offset]);
+      break;
+    case DType::kBool:
+      *out = Value::Bool(t.data[static_cast<size_t>(offset)] != 0);
+      break;
+    default:
+      *out = Value::I64(static_cast<int64_t>(t.at(offset)));
+      if (t.dtype == DType::kI64) {
+        int64_t x;
+        std::memcpy(&x, t.data.data() + offset * 8, 8);
+        *out = Value::I64(x);
+      }
+      break;
+  }
+  return true;
+}
+
 bool ZeroOne(const Value& a, bool one, Value* out) {
   switch (a.kind()) {
     case VKind::kBool:
@@ -369,7 +435,7 @@ std::string NoMethodMessage(std::string_view name, const Value* const* args, siz
   return m;
 }
 
-bool EvalPrim(Prim p, const Value* const* args, RandomSource& random, Value* out,
+bool EvalPrim(Prim p, const Value* const* args, size_t nargs, RandomSource& random, Value* out,
               std::string* error) {
   const Value& a = *args[0];
   bool ok = true;
@@ -556,9 +622,26 @@ bool EvalPrim(Prim p, const Value* const* args, RandomSource& random, Value* out
       *out = F64(d);
       return true;
     }
+    case Prim::kGetIndex:
+      if (a.kind() != VKind::kTensor) {
+        ok = false;
+        break;
+      }
+      return GetIndex(a, args + 1, nargs - 1, out, error);
+    case Prim::kLength:
+      if (a.kind() != VKind::kTensor) {
+        ok = false;
+        break;
+      }
+      *out = Value::I64(a.tensor().numel());
+      return true;
   }
   if (!ok) {
-    size_t n = 0;
+    size_t n = nargs;
+    if (p == Prim::kGetIndex) {
+      *error = NoMethodMessage(PrimName(p), args, n);
+      return false;
+    }
     switch (p) {
       case Prim::kNeg:
       case Prim::kNot:

@@ -11,10 +11,11 @@
 
 namespace irt::ir {
 
-/// Evaluates `p` on `args` (as many as the primitive takes). On failure
+/// Evaluates `p` on `args[0, n)`; args[0] and args[1] are valid pointers even
+/// when n is smaller. On failure
 /// returns false and sets `*error` to a Julia-style message
 /// ("DivideError: integer division error").
-bool EvalPrim(Prim p, const Value* const* args, RandomSource& random, Value* out,
+bool EvalPrim(Prim p, const Value* const* args, size_t n, RandomSource& random, Value* out,
               std::string* error);
 
 /// "MethodError: no method matching name(::T1, ::T2)".

@@ -79,9 +79,14 @@ enum class Prim : uint8_t {
   kMax,
   kZero,
   kOne,
-  kRand,   // uniform in [0, 1)
-  kRandn,  // standard normal
+  kRand,      // uniform in [0, 1)
+  kRandn,     // standard normal
+  kGetIndex,  // getindex(A, i...): 1-based; one index on a matrix is Julia's column-major linear
+              // index
+  kLength,    // length(A): number of elements
 };
+/// Primitives take at most this many operands.
+inline constexpr size_t kMaxPrimArity = 4;
 
 /// The name a primitive is recorded under: "+", "<", "div", "sin", "rand"...
 std::string_view PrimName(Prim p);
@@ -119,6 +124,7 @@ struct Instr {
   uint32_t uid = 0;     // unique in the module: one node class per uid
   uint32_t ssa = 0;     // SSA id defined, or branch position (1-based) for branches
   uint32_t block = 0;   // 1-based block holding it
+  bool direct = false;  // branches: no operand is one of the target's block arguments
   SourcePos pos;        // of the statement or branch
   std::string name;     // callee or operator as recorded; "" for constants and branches
 };
