@@ -653,6 +653,353 @@ TEST(GradTest, RandomProgramsReverseForwardAndFiniteDifferencesAgree) {
   EXPECT_GE(checked, 30) << skipped << " skipped";
 }
 
+// ---------------------------------------------------------------- tensors
+
+// A straight-line program over tensors, traced with the writer and the
+// library's kernels: inputs become the root's arguments (positions 2...),
+// each op a primitive node, the last value the result.
+struct Flat {
+  struct Op {
+    std::string op;
+    std::vector<int> args;  // indices into values (inputs first); -1 - k: literal k
+    std::vector<Value> literals;
+  };
+  std::vector<Value> inputs;
+  std::vector<Op> ops;
+
+  Result<std::vector<Value>> Run(const std::vector<Value>& in) const {
+    std::vector<Value> v = in;
+    for (const Op& o : ops) {
+      std::vector<Value> a;
+      for (int i : o.args)
+        a.push_back(i >= 0 ? v[static_cast<size_t>(i)] : o.literals[static_cast<size_t>(-1 - i)]);
+      IRT_ASSIGN_OR_RETURN(Value r, EvalPrimitive(o.op, a));
+      v.push_back(r);
+    }
+    return v;
+  }
+
+  std::string Write(const std::string& name) const {
+    std::string path = TempPath(name);
+    auto out = Output::Open(path);
+    auto vals = Run(inputs);
+    EXPECT_TRUE(vals.ok()) << vals.status().message();
+    {
+      TraceWriter w(out->get(), WriterOptions{});
+      ClassSpec root;
+      root.kind = NodeKind::kCall;
+      root.op = "t";
+      for (const Value& x : inputs) root.operands.push_back(OperandSpec::Literal(x));
+      w.Append(w.DefineClass(root), Value(), {});
+      ClassSpec fn;
+      fn.kind = NodeKind::kArgument;
+      fn.block = 1;
+      fn.pos = 1;
+      w.Append(w.DefineClass(fn), Value::Function("t"), {});
+      std::vector<NodeId> ids;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        ClassSpec a;
+        a.kind = NodeKind::kArgument;
+        a.block = 1;
+        a.pos = static_cast<uint32_t>(i + 2);
+        ids.push_back(w.Append(w.DefineClass(a), inputs[i], {}));
+      }
+      for (size_t k = 0; k < ops.size(); ++k) {
+        const Op& o = ops[k];
+        ClassSpec c;
+        c.kind = NodeKind::kPrimitive;
+        c.op = o.op;
+        c.block = 1;
+        c.pos = static_cast<uint32_t>(inputs.size() + 2 + k);
+        std::vector<NodeId> refs;
+        for (int i : o.args) {
+          if (i >= 0) {
+            c.operands.push_back(OperandSpec::Ref());
+            refs.push_back(ids[static_cast<size_t>(i)]);
+          } else {
+            c.operands.push_back(OperandSpec::Literal(o.literals[static_cast<size_t>(-1 - i)]));
+          }
+        }
+        ids.push_back(w.Append(w.DefineClass(c), (*vals)[inputs.size() + k], refs));
+      }
+      ClassSpec ret;
+      ret.kind = NodeKind::kReturn;
+      ret.block = 1;
+      ret.pos = 1;
+      ret.operands.push_back(OperandSpec::Ref());
+      w.Append(w.DefineClass(ret), vals->back(), std::vector<NodeId>{ids.back()});
+      w.AddTraceMeta("status", Value::String("ok"));
+      EXPECT_TRUE(w.Finish().ok());
+    }
+    EXPECT_TRUE((*out)->Commit().ok());
+    return path;
+  }
+};
+
+Value RandomTensor(std::mt19937& rng, std::vector<int64_t> shape, double scale = 1.0) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Tensor t = Tensor::Zeros(DType::kF64, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.f64()[i] = u(rng);
+  return Value::MakeTensor(std::move(t));
+}
+
+double Dot(const Value& a, const Value& b) {
+  if (a.kind() != VKind::kTensor) return a.to_double() * b.to_double();
+  double s = 0;
+  for (int64_t i = 0; i < a.tensor().numel(); ++i) s += a.tensor().at(i) * b.tensor().at(i);
+  return s;
+}
+
+bool Finite(const Value& v) {
+  if (v.kind() != VKind::kTensor)
+    return std::isfinite(v.to_double()) && std::fabs(v.to_double()) < 1e3;
+  for (int64_t i = 0; i < v.tensor().numel(); ++i) {
+    if (!std::isfinite(v.tensor().at(i)) || std::fabs(v.tensor().at(i)) > 1e3) return false;
+  }
+  return true;
+}
+
+// Random tensor programs: each op is tried on random operands and kept when
+// the kernel accepts their shapes.
+Flat RandomTensorProgram(uint32_t seed, bool scalar_result) {
+  std::mt19937 rng(seed);
+  Flat f;
+  f.inputs = {RandomTensor(rng, {3, 4}), RandomTensor(rng, {4, 2}), RandomTensor(rng, {2}),
+              Value::F64(std::uniform_real_distribution<double>(0.5, 1.5)(rng)),
+              RandomTensor(rng, {3, 2})};
+  std::vector<Value> vals = f.inputs;
+  const std::vector<std::pair<std::string, int>> ops = {
+      {"matmul", 2}, {"+", 2},     {"-", 2},        {"*", 2},         {"/", 2},
+      {"tanh", 1},   {"sin", 1},   {"exp", 1},      {"transpose", 1}, {"sum", 1},
+      {"sum", -1},   {"mean", -1}, {"reshape", -2}, {"getindex", -3}, {"fill", -4},
+      {"-", 1},      {"^", -5},    {"matmul", 2},   {"*", 2},         {"+", 2}};
+  std::uniform_int_distribution<size_t> pick_op(0, ops.size() - 1);
+  int target = 6 + static_cast<int>(seed % 5);
+  int tries = 0;
+  while (static_cast<int>(f.ops.size()) < target && ++tries < 2000) {
+    auto [name, n] = ops[pick_op(rng)];
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(vals.size()) - 1);
+    Flat::Op o;
+    o.op = name;
+    int a = pick(rng);
+    // Prefer recent values so that programs chain.
+    if (rng() % 2)
+      a = static_cast<int>(vals.size()) - 1 -
+          static_cast<int>(rng() % std::min<size_t>(3, vals.size()));
+    if (n >= 1) o.args.push_back(a);
+    if (n == 2) o.args.push_back(pick(rng));
+    if (name == "/" && o.args.size() == 2) {
+      // A safe denominator: b*b + 2.
+      int b = o.args[1];
+      auto sq = EvalPrimitive(
+          "*", std::vector<Value>{vals[static_cast<size_t>(b)], vals[static_cast<size_t>(b)]});
+      auto den = EvalPrimitive("+", std::vector<Value>{*sq, Value::F64(2.0)});
+      auto q = EvalPrimitive("/", std::vector<Value>{vals[static_cast<size_t>(a)], *den});
+      if (!q.ok() || !Finite(*q)) continue;
+      f.ops.push_back({"*", {b, b}, {}});
+      vals.push_back(*sq);
+      f.ops.push_back({"+", {static_cast<int>(vals.size()) - 1, -1}, {Value::F64(2.0)}});
+      vals.push_back(*den);
+      f.ops.push_back({"/", {a, static_cast<int>(vals.size()) - 1}, {}});
+      vals.push_back(*q);
+      continue;
+    }
+    if (n == -1) {  // sum/mean along a dimension
+      o.args = {a, -1};
+      o.literals = {Value::I64(1 + static_cast<int64_t>(rng() % 2))};
+    } else if (n == -2) {  // reshape to the transposed shape
+      if (vals[static_cast<size_t>(a)].kind() != VKind::kTensor) continue;
+      auto sh = vals[static_cast<size_t>(a)].tensor().shape;
+      if (sh.size() != 2) continue;
+      o.args = {a, -1, -2};
+      o.literals = {Value::I64(sh[1]), Value::I64(sh[0])};
+    } else if (n == -3) {  // one element
+      if (vals[static_cast<size_t>(a)].kind() != VKind::kTensor) continue;
+      int64_t numel = vals[static_cast<size_t>(a)].tensor().numel();
+      o.args = {a, -1};
+      o.literals = {Value::I64(1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(numel)))};
+    } else if (n == -4) {  // fill a scalar
+      if (vals[static_cast<size_t>(a)].kind() == VKind::kTensor) continue;
+      o.args = {a, -1, -2};
+      o.literals = {Value::I64(3), Value::I64(2)};
+    } else if (n == -5) {  // integer power
+      o.args = {a, -1};
+      o.literals = {Value::I64(2)};
+    }
+    std::vector<Value> args;
+    for (int i : o.args)
+      args.push_back(i >= 0 ? vals[static_cast<size_t>(i)]
+                            : o.literals[static_cast<size_t>(-1 - i)]);
+    auto r = EvalPrimitive(o.op, args);
+    if (!r.ok() || !Finite(*r)) continue;
+    vals.push_back(*r);
+    f.ops.push_back(o);
+  }
+  // Everything feeds the result: a weighted sum of the values made.
+  int acc = -1;
+  size_t made = vals.size();
+  for (size_t i = f.inputs.size(); i < made; ++i) {
+    int idx = static_cast<int>(i);
+    Flat::Op s;
+    if (vals[i].kind() == VKind::kTensor) {
+      s.op = "sum";
+      s.args = {idx};
+      auto r = EvalPrimitive("sum", std::vector<Value>{vals[i]});
+      vals.push_back(*r);
+      f.ops.push_back(s);
+      idx = static_cast<int>(vals.size()) - 1;
+    }
+    if (acc >= 0) {
+      Flat::Op p{"+", {acc, idx}, {}};
+      vals.push_back(*EvalPrimitive(
+          "+", std::vector<Value>{vals[static_cast<size_t>(acc)], vals[static_cast<size_t>(idx)]}));
+      f.ops.push_back(p);
+      idx = static_cast<int>(vals.size()) - 1;
+    }
+    acc = idx;
+  }
+  if (!scalar_result) {
+    // A tensor result: the last tensor made, scaled by the scalar sum.
+    for (size_t i = made; i-- > f.inputs.size();) {
+      if (vals[i].kind() == VKind::kTensor) {
+        Flat::Op m{"*", {static_cast<int>(i), acc}, {}};
+        vals.push_back(
+            *EvalPrimitive("*", std::vector<Value>{vals[i], vals[static_cast<size_t>(acc)]}));
+        f.ops.push_back(m);
+        break;
+      }
+    }
+  }
+  return f;
+}
+
+TEST(GradTest, RandomTensorProgramsAgainstFiniteDifferences) {
+  int checked = 0;
+  for (uint32_t seed = 1; seed <= 25; ++seed) {
+    Flat f = RandomTensorProgram(seed, true);
+    std::string path = f.Write("tensor.fb");
+    auto r = Grad(path);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.status().message();
+    // Central differences for every element of every input.
+    for (size_t k = 0; k < f.inputs.size(); ++k) {
+      const Value& g = r->arguments[k + 1].derivative;
+      const Value& x = f.inputs[k];
+      int64_t n = x.kind() == VKind::kTensor ? x.tensor().numel() : 1;
+      for (int64_t i = 0; i < n; ++i) {
+        auto at = [&](double delta) {
+          std::vector<Value> in = f.inputs;
+          if (x.kind() == VKind::kTensor) {
+            Tensor t = x.tensor();
+            t.f64()[i] += delta;
+            in[k] = Value::MakeTensor(std::move(t));
+          } else {
+            in[k] = Value::F64(x.to_double() + delta);
+          }
+          return f.Run(in)->back().to_double();
+        };
+        double h = 1e-6;
+        double fd = (at(h) - at(-h)) / (2 * h);
+        double gi = x.kind() == VKind::kTensor ? g.tensor().at(i) : g.to_double();
+        EXPECT_TRUE(Close(gi, fd, 1e-5, 1e-6))
+            << "seed " << seed << " input " << k << " element " << i << ": " << gi << " vs " << fd;
+      }
+    }
+    // Forward mode along a random direction gives <gradient, direction>.
+    std::mt19937 rng(seed + 100);
+    GradOptions fw;
+    fw.mode = GradMode::kForward;
+    double expect = 0;
+    for (size_t k = 0; k < f.inputs.size(); ++k) {
+      const Value& x = f.inputs[k];
+      Value v = x.kind() == VKind::kTensor ? RandomTensor(rng, x.tensor().shape) : Value::F64(0.7);
+      fw.tangents.emplace_back(static_cast<uint32_t>(k + 2), v);
+      expect += Dot(r->arguments[k + 1].derivative, v);
+    }
+    auto fr = Grad(path, fw);
+    ASSERT_TRUE(fr.ok()) << fr.status().message();
+    EXPECT_TRUE(Close(fr->tangent.to_double(), expect, 1e-11, 1e-12)) << "seed " << seed;
+    // The emitted backward trace: the same gradient, and second derivatives
+    // (a Hessian-vector product) against differences of the gradient.
+    std::string emitted = Emit(path);
+    auto et = Trace::Open(emitted);
+    ASSERT_TRUE(et.ok());
+    Value ret = et->node(et->size() - 1)->value();
+    ASSERT_EQ(ret.kind(), VKind::kTuple);
+    for (size_t k = 0; k < f.inputs.size(); ++k) {
+      EXPECT_TRUE(BitEqual(ret.tuple()[k], r->arguments[k + 1].derivative)) << "seed " << seed;
+    }
+    GradOptions w0;
+    w0.wrt = {2};
+    std::string e0 = Emit(path, w0);
+    // H v for input 0 along direction v0 (forward over reverse).
+    Value v0 = RandomTensor(rng, f.inputs[0].tensor().shape);
+    GradOptions hv;
+    hv.mode = GradMode::kForward;
+    hv.tangents = {{2, v0}};
+    auto hvr = Grad(e0, hv);
+    ASSERT_TRUE(hvr.ok()) << hvr.status().message();
+    double eps = 1e-5;
+    auto grad_at = [&](double t) {
+      Flat g = f;
+      Tensor x = f.inputs[0].tensor();
+      for (int64_t i = 0; i < x.numel(); ++i) x.f64()[i] += t * v0.tensor().at(i);
+      g.inputs[0] = Value::MakeTensor(std::move(x));
+      auto gr = Grad(g.Write("hv.fb"));
+      return gr->arguments[1].derivative;
+    };
+    Value gp = grad_at(eps), gm = grad_at(-eps);
+    for (int64_t i = 0; i < gp.tensor().numel(); ++i) {
+      double fd = (gp.tensor().at(i) - gm.tensor().at(i)) / (2 * eps);
+      EXPECT_TRUE(Close(hvr->tangent.tensor().at(i), fd, 1e-4, 1e-6))
+          << "seed " << seed << " Hv[" << i << "]: " << hvr->tangent.tensor().at(i) << " vs " << fd;
+    }
+    // Reverse over reverse: seeding the emitted gradient with v0 gives Hᵀv0 = H v0.
+    GradOptions rr;
+    rr.seed = v0;
+    auto rrr = Grad(e0, rr);
+    ASSERT_TRUE(rrr.ok()) << rrr.status().message();
+    for (int64_t i = 0; i < gp.tensor().numel(); ++i) {
+      EXPECT_TRUE(Close(rrr->arguments[1].derivative.tensor().at(i), hvr->tangent.tensor().at(i),
+                        1e-9, 1e-11))
+          << "seed " << seed;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 25);
+}
+
+TEST(GradTest, DotProductTest) {
+  // <u, J v> = <Jᵀ u, v> for programs with tensor results.
+  for (uint32_t seed = 1; seed <= 25; ++seed) {
+    Flat f = RandomTensorProgram(seed, false);
+    std::string path = f.Write("dot.fb");
+    auto t = Trace::Open(path);
+    Value result = t->node(t->size() - 1)->value();
+    if (result.kind() != VKind::kTensor) continue;
+    std::mt19937 rng(seed + 500);
+    Value u = RandomTensor(rng, result.tensor().shape);
+    GradOptions fw;
+    fw.mode = GradMode::kForward;
+    for (size_t k = 0; k < f.inputs.size(); ++k) {
+      const Value& x = f.inputs[k];
+      fw.tangents.emplace_back(
+          static_cast<uint32_t>(k + 2),
+          x.kind() == VKind::kTensor ? RandomTensor(rng, x.tensor().shape) : Value::F64(-0.4));
+    }
+    auto jv = Grad(path, fw);
+    ASSERT_TRUE(jv.ok()) << jv.status().message();
+    GradOptions rv;
+    rv.seed = u;
+    auto jtu = Grad(path, rv);
+    ASSERT_TRUE(jtu.ok()) << jtu.status().message();
+    double lhs = Dot(u, jv->tangent), rhs = 0;
+    for (size_t k = 0; k < f.inputs.size(); ++k) {
+      rhs += Dot(jtu->arguments[k + 1].derivative, fw.tangents[k].second);
+    }
+    EXPECT_TRUE(Close(lhs, rhs, 1e-12, 1e-12)) << "seed " << seed << ": " << lhs << " vs " << rhs;
+  }
+}
+
 // ---------------------------------------------------------------- rules for functions, errors
 
 const char* kSquare =
