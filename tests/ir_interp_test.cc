@@ -149,9 +149,10 @@ TEST(IrInterpTest, MathFunctions) {
   EXPECT_EQ(Show("sin(%2)", "Inf"),
             "t.ir:3:3: DomainError with Inf: sin(x) is only defined for finite x");
   EXPECT_EQ(Show("sin(%2)", "\"a\""), "t.ir:3:3: MethodError: no method matching sin(::String)");
-  EXPECT_EQ(Show("sin(%2)", "[1.0]"),
-            "t.ir:3:3: MethodError: no method matching sin(::Vector{Float64}) (tensor arithmetic "
-            "is not supported yet)");
+  // Math functions apply elementwise to tensors (tensor_prims.cc).
+  EXPECT_EQ(Show("sin(%2)", "[1.0]"), "[0.8414709848078965]::Vector{Float64}");
+  EXPECT_EQ(Show("sin(%2)", "Int64[1]"),
+            "t.ir:3:3: ArgumentError: sin: tensors of Int64 are not supported");
 }
 
 TEST(IrInterpTest, MinMaxZeroOne) {

@@ -624,7 +624,8 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
         }
         Value r;
         if (!(in.nargs == 2 && FastBinary(in.prim, *pargs[0], *pargs[1], &r)) &&
-            !EvalPrim(in.prim, pargs, in.nargs, random, &r, &error)) {
+            !(in.prim == Prim::kKernel ? EvalKernel(in.name, pargs, in.nargs, &r, &error)
+                                       : EvalPrim(in.prim, pargs, in.nargs, random, &r, &error))) {
           return Fail(&in);
         }
         Slot& d = regs[in.dst];

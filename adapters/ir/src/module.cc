@@ -56,6 +56,27 @@ constexpr PrimEntry kPrims[] = {
     {"getindex", 3, Prim::kGetIndex},
     {"getindex", 4, Prim::kGetIndex},
     {"length", 1, Prim::kLength},
+    // Tensor primitives (tensor_prims.cc): libtrace's kernels, named as recorded.
+    {"matmul", 2, Prim::kKernel},
+    {"transpose", 1, Prim::kKernel},
+    {"sum", 1, Prim::kKernel},
+    {"sum", 2, Prim::kKernel},
+    {"mean", 1, Prim::kKernel},
+    {"mean", 2, Prim::kKernel},
+    {"reshape", 2, Prim::kKernel},
+    {"reshape", 3, Prim::kKernel},
+    {"reshape", 4, Prim::kKernel},
+    {"fill", 2, Prim::kKernel},
+    {"fill", 3, Prim::kKernel},
+    {"fill", 4, Prim::kKernel},
+    {"zeros", 1, Prim::kKernel},
+    {"zeros", 2, Prim::kKernel},
+    {"zeros", 3, Prim::kKernel},
+    {"ones", 1, Prim::kKernel},
+    {"ones", 2, Prim::kKernel},
+    {"ones", 3, Prim::kKernel},
+    {"size", 1, Prim::kKernel},
+    {"size", 2, Prim::kKernel},
 };
 
 // Infix operators, longest first where one is a prefix of another.

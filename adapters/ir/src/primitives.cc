@@ -438,6 +438,10 @@ std::string NoMethodMessage(std::string_view name, const Value* const* args, siz
 bool EvalPrim(Prim p, const Value* const* args, size_t nargs, RandomSource& random, Value* out,
               std::string* error) {
   const Value& a = *args[0];
+  if (IsElementwise(p) && (a.kind() == VKind::kTensor ||
+                           (nargs == 2 && args[1]->kind() == VKind::kTensor))) {
+    return EvalKernel(PrimName(p), args, nargs, out, error);
+  }
   bool ok = true;
   switch (p) {
     case Prim::kAdd:
@@ -635,6 +639,9 @@ bool EvalPrim(Prim p, const Value* const* args, size_t nargs, RandomSource& rand
       }
       *out = Value::I64(a.tensor().numel());
       return true;
+    case Prim::kKernel:
+      *error = "internal error: a tensor primitive evaluated without its name";
+      return false;
   }
   if (!ok) {
     size_t n = nargs;

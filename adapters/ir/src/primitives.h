@@ -18,6 +18,15 @@ namespace irt::ir {
 bool EvalPrim(Prim p, const Value* const* args, size_t n, RandomSource& random, Value* out,
               std::string* error);
 
+/// Evaluates the tensor primitive `name` (matmul, transpose, sum, ...) or an
+/// elementwise primitive with a tensor operand, with libtrace's kernels
+/// (NumPy broadcasting, row-major storage, 1-based dimensions). Errors as
+/// EvalPrim's ("DimensionMismatch: ...", "MethodError: ..."). tensor_prims.cc.
+bool EvalKernel(std::string_view name, const Value* const* args, size_t n, Value* out,
+                std::string* error);
+/// Whether `p` applies elementwise to tensors (EvalPrim hands those to EvalKernel).
+bool IsElementwise(Prim p);
+
 /// "MethodError: no method matching name(::T1, ::T2)".
 std::string NoMethodMessage(std::string_view name, const Value* const* args, size_t n);
 

@@ -84,6 +84,8 @@ enum class Prim : uint8_t {
   kGetIndex,  // getindex(A, i...): 1-based; one index on a matrix is Julia's column-major linear
               // index
   kLength,    // length(A): number of elements
+  kKernel,    // a tensor primitive evaluated by irt::EvalPrimitive (irt/kernels.h), by name:
+              // matmul, transpose, sum, mean, reshape, fill, zeros, ones, size, ...
 };
 /// Primitives take at most this many operands.
 inline constexpr size_t kMaxPrimArity = 4;
