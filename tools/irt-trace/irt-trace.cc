@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   app.add_option("--primitive", req.context.primitives,
                  "Record calls of module function NAME as primitives (repeatable)")
       ->type_name("NAME")
-      ->take_last()
+      ->expected(1)  // one name per --primitive, so positionals may follow
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--tag-random", req.context.tag_random,
                "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
