@@ -2122,8 +2122,9 @@ void JsonDouble(std::string& out, double d) {
   }
 }
 
-// Values as irt-print --json writes them.
-void JsonValue(std::string& out, const Value& v, int depth = 0) {
+// Values as irt-print --json writes them; tensors with more than
+// `max_elements` elements (when not 0) without their data.
+void JsonValue(std::string& out, const Value& v, int64_t max_elements = 0, int depth = 0) {
   switch (v.kind()) {
     case VKind::kNone:
     case VKind::kNothing:
@@ -2158,8 +2159,12 @@ void JsonValue(std::string& out, const Value& v, int depth = 0) {
         if (i) out += ',';
         out += std::to_string(t.shape[i]);
       }
-      out += "],\"data\":[";
       int64_t n = t.numel();
+      if (max_elements > 0 && n > max_elements) {
+        out += "],\"abbreviated\":true}";
+        break;
+      }
+      out += "],\"data\":[";
       for (int64_t i = 0; i < n; ++i) {
         if (i) out += ',';
         if (t.dtype == DType::kBool) {
@@ -2181,7 +2186,7 @@ void JsonValue(std::string& out, const Value& v, int depth = 0) {
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ',';
         if (depth < 64) {
-          JsonValue(out, items[i], depth + 1);
+          JsonValue(out, items[i], max_elements, depth + 1);
         } else {
           out += "null";
         }
@@ -2211,15 +2216,15 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
     s += ",\"args\":[";
     for (size_t i = 0; i < r.call_args.size(); ++i) {
       if (i) s += ',';
-      JsonValue(s, r.call_args[i]);
+      JsonValue(s, r.call_args[i], opts.json_max_elements);
     }
     s += "],\"value\":";
-    JsonValue(s, r.result);
+    JsonValue(s, r.result, opts.json_max_elements);
     s += ",\"type\":";
     JsonString(s, TypeName(r.result));
     if (!forward) {
       s += ",\"seed\":";
-      JsonValue(s, r.seed);
+      JsonValue(s, r.seed, opts.json_max_elements);
     }
     s += forward ? ",\"tangents\":[" : ",\"derivatives\":[";
     bool first = true;
@@ -2230,21 +2235,21 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
       s += "{\"pos\":" + std::to_string(a.pos) + ",\"location\":";
       JsonString(s, ArgLocation(a));
       s += ",\"value\":";
-      JsonValue(s, a.value);
+      JsonValue(s, a.value, opts.json_max_elements);
       s += ",\"type\":";
       JsonString(s, TypeName(a.value));
       s += ",\"differentiable\":";
       s += a.differentiable ? "true" : "false";
       if (a.differentiable) {
         s += forward ? ",\"tangent\":" : ",\"derivative\":";
-        JsonValue(s, a.derivative);
+        JsonValue(s, a.derivative, opts.json_max_elements);
       }
       s += '}';
     }
     s += ']';
     if (forward) {
       s += ",\"derivative\":";
-      JsonValue(s, r.tangent);
+      JsonValue(s, r.tangent, opts.json_max_elements);
     }
     s += "}\n";
     out << s;

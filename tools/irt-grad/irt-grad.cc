@@ -73,9 +73,9 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--no-default-rules", no_default, "Do not load the shipped rules");
   app.add_flag("--json", json, "Print JSON instead of text");
-  app.add_option("--max-elements", popts.max_elements,
-                 "Abbreviate tensors with more elements than N (0: never)")
-      ->type_name("N");
+  auto* max_el = app.add_option("--max-elements", popts.max_elements,
+                                "Abbreviate tensors with more elements than N (0: never)")
+                     ->type_name("N");
   app.add_option("--npy", npy, "Also write each derivative to PREFIXN.npy (N: its position)")
       ->type_name("PREFIX");
   app.add_flag("--emit-trace", emit, "Write the backward pass as a trace instead");
@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   cli.AddForceOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     popts.json = json;
+    if (max_el->count() > 0) popts.json_max_elements = popts.max_elements;
     if (emit && annotate)
       return irt::InvalidArgument("--emit-trace and --annotate exclude each other");
     irt::GradOptions opts;

@@ -93,6 +93,9 @@ struct GradPrintOptions {
   bool json = false;
   /// Tensors with more elements are abbreviated (0: never).
   int64_t max_elements = 10;
+  /// In JSON, tensors with more elements are given by dtype and shape only
+  /// ("data" is left out); 0 (the default) always writes all elements.
+  int64_t json_max_elements = 0;
 };
 
 /// The derivatives as text (the root call, then one line per argument) or JSON.

@@ -1,0 +1,4 @@
+# W1-W4 of perf-baselines.md traced from their IR (bench/ir/) and differentiated:
+# value and gradient checksums against the reference figures (relative 1e-10
+# for W1-W3, 1e-9 for W4)
+python3 "$IRT_SOURCE/bench/grad_bench.py" --bin "$(dirname "$(command -v irt-grad)")" --work . --check
