@@ -155,6 +155,26 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     return DataError("chunk fails FlatBuffers verification");
   }
   const fb::Chunk* c = fb::GetSizePrefixedChunk(prefixed);
+  // The verifier checks the 4-byte alignment of vector headers only; vectors
+  // of 8-byte structs and scalars must be 8-aligned to be read at all.
+  auto aligned = [](const auto* vec) {
+    return vec == nullptr || vec->size() == 0 ||
+           reinterpret_cast<uintptr_t>(vec->Data()) % 8 == 0;
+  };
+  if (!aligned(c->nodes()) || !aligned(c->literals()) || !aligned(c->meta()) ||
+      !aligned(c->trace_meta())) {
+    return DataError("a vector of 8-byte structs is misaligned");
+  }
+  for (uint64_t i = 0; c->tuples() && i < c->tuples()->size(); ++i) {
+    if (!aligned(c->tuples()->Get(i)->items())) {
+      return DataError("tuple " + std::to_string(i) + ": items are misaligned");
+    }
+  }
+  for (uint64_t i = 0; c->tensors() && i < c->tensors()->size(); ++i) {
+    if (!aligned(c->tensors()->Get(i)->shape()) || !aligned(c->tensors()->Get(i)->data())) {
+      return DataError("tensor " + std::to_string(i) + ": shape or data misaligned");
+    }
+  }
   auto size = [](auto* vec) -> uint64_t { return vec ? vec->size() : 0; };
   uint64_t n_strings = size(c->strings());
   uint64_t n_operands = size(c->operands());

@@ -52,7 +52,7 @@ Output::~Output() {
 void Output::Write(std::string_view s) { Write(s.data(), s.size()); }
 
 void Output::Write(const void* data, size_t n) {
-  if (err_ != 0) return;
+  if (err_ != 0 || n == 0) return;
   const char* p = static_cast<const char*>(data);
   if (len_ + n <= sizeof(buf_)) {
     memcpy(buf_ + len_, p, n);

@@ -150,7 +150,7 @@ Status FrameChunk(const uint8_t* data, size_t size, uint64_t off, uint64_t numbe
                      std::to_string(number == 0 ? 0 : number - 1));
   }
   uint64_t len = LoadU32(data + off);
-  if (len < 12 || len > kMaxChunkBytes || len % 4 != 0) {
+  if (len < 12 || len > kMaxChunkBytes || (len + 4) % 8 != 0) {
     if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
     return DataError(where + ": size prefix " + std::to_string(len) + " is not a chunk size");
   }
@@ -225,6 +225,9 @@ Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string nam
   m.data = data;
   m.size = size;
   if (size == 0) return DataError(m.name + ": empty input, not a trace");
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+    return InvalidArgument(m.name + ": trace bytes must be 8-byte aligned in memory");
+  }
   uint64_t off = 0;
   NodeId base = 0;
   while (off < size) {
