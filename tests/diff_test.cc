@@ -138,7 +138,9 @@ TEST(DiffTest, SelfIsSameInEveryFormat) {
     EXPECT_TRUE(sum.same());
     EXPECT_FALSE(sum.divergence);
     EXPECT_EQ(sum.matched, sum.nodes_a);
-    if (f == DiffFormat::kText) EXPECT_EQ(text, "");
+    if (f == DiffFormat::kText) {
+      EXPECT_EQ(text, "");
+    }
   }
 }
 

@@ -14,6 +14,8 @@
 #include <limits>
 #include <utility>
 
+#include "irt/kernels.h"
+
 namespace irt {
 
 namespace {
@@ -401,6 +403,88 @@ Result<Value> NonNegative(std::string_view name, std::span<const Value> args, do
   return F64(f(ToF64(a)));
 }
 
+// getindex(A, i...): 1-based indices, one per dimension, or a single linear
+// index in Julia's column-major order. Int32 elements become Int64.
+Result<Value> GetIndex(std::span<const Value> args) {
+  if (args.size() < 2 || args.size() > 4 || args[0].kind() != VKind::kTensor) {
+    return NoMethod("getindex", args);
+  }
+  const Tensor& t = args[0].tensor();
+  size_t rank = t.shape.size();
+  size_t n = args.size() - 1;
+  std::vector<int64_t> at(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (args[k + 1].kind() != VKind::kI64) return NoMethod("getindex", args);
+    at[k] = args[k + 1].as_i64();
+  }
+  auto bounds = [&]() -> Status {
+    std::string dims;
+    for (size_t k = 0; k < rank; ++k) dims += (k ? "×" : "") + std::to_string(t.shape[k]);
+    if (rank == 1) dims += "-element";
+    std::string list;
+    for (size_t k = 0; k < n; ++k) list += (k ? ", " : "") + std::to_string(at[k]);
+    return RuntimeError("BoundsError: attempt to access " + dims + " " + TypeName(args[0]) +
+                        " at index [" + list + "]");
+  };
+  int64_t offset = 0;
+  if (n == 1) {
+    if (at[0] < 1 || at[0] > t.numel()) return bounds();
+    // Column-major linear index to row-major offset.
+    int64_t rest = at[0] - 1;
+    std::vector<int64_t> sub(rank);
+    for (size_t k = 0; k < rank; ++k) {
+      sub[k] = rest % t.shape[k];
+      rest /= t.shape[k];
+    }
+    for (size_t k = 0; k < rank; ++k) offset = offset * t.shape[k] + sub[k];
+  } else {
+    if (n != rank) return bounds();
+    for (size_t k = 0; k < rank; ++k) {
+      if (at[k] < 1 || at[k] > t.shape[k]) return bounds();
+      offset = offset * t.shape[k] + (at[k] - 1);
+    }
+  }
+  switch (t.dtype) {
+    case DType::kF64:
+      return F64(t.f64()[offset]);
+    case DType::kF32:
+      return F32(t.f32()[offset]);
+    case DType::kBool:
+      return Value::Bool(t.data[static_cast<size_t>(offset)] != 0);
+    case DType::kI64: {
+      int64_t x;
+      std::memcpy(&x, t.data.data() + offset * 8, 8);
+      return Value::I64(x);
+    }
+    default:
+      return Value::I64(static_cast<int64_t>(t.at(offset)));
+  }
+}
+
+// Tensor operations go to libtrace's kernels (irt/kernels.h), as the IR
+// adapter does, with the same Julia-style error messages.
+Result<Value> Kernel(std::string_view name, std::span<const Value> args) {
+  Result<Value> r = EvalPrimitive(name, args);
+  if (r.ok()) return r;
+  if (r.error().code() == Code::kNotFound) return NoMethod(name, args);
+  const std::string& m = r.error().message();
+  bool shapes = m.find("dimension") != std::string::npos || m.find("shape") != std::string::npos ||
+                m.find("broadcast") != std::string::npos || m.find("reduce") != std::string::npos ||
+                m.find("reshape") != std::string::npos;
+  return RuntimeError((shapes ? "DimensionMismatch: " : "ArgumentError: ") + m);
+}
+
+// An elementwise primitive: scalars by `fn`, a tensor operand by the kernels.
+PrimitiveFn Elementwise(std::string name, PrimitiveFn fn) {
+  return [name = std::move(name), fn = std::move(fn)](std::span<const Value> a) -> Result<Value> {
+    if (!a.empty() &&
+        (a[0].kind() == VKind::kTensor || (a.size() == 2 && a[1].kind() == VKind::kTensor))) {
+      return Kernel(name, a);
+    }
+    return fn(a);
+  };
+}
+
 // Wraps a fixed-arity implementation with the arity check.
 PrimitiveFn Fixed(std::string name, size_t arity,
                   Result<Value> (*impl)(std::string_view, std::span<const Value>)) {
@@ -538,8 +622,18 @@ PrimitiveTable MakeBuiltins() {
   t.Register("max", Fixed("max", 2, [](SV n, Args a) { return MinMax(n, a, true); }));
   t.Register("zero", Fixed("zero", 1, [](SV n, Args a) { return ZeroOne(n, a, false); }));
   t.Register("one", Fixed("one", 1, [](SV n, Args a) { return ZeroOne(n, a, true); }));
+  t.Register("getindex", GetIndex);
+  t.Register("length", Fixed("length", 1, [](SV n, Args a) -> Result<Value> {
+               if (a[0].kind() != VKind::kTensor) return NoMethod(n, a);
+               return Value::I64(a[0].tensor().numel());
+             }));
   t.RegisterRandom("rand");
   t.RegisterRandom("randn");
+  for (const char* name : {"+", "-", "*", "/", "^", "sin", "cos", "tan", "exp", "log", "sqrt",
+                           "abs", "tanh", "min", "max"}) {
+    const PrimitiveEntry* e = t.Find(name);
+    t.Register(name, Elementwise(name, e->fn));
+  }
   return t;
 }
 
@@ -568,8 +662,13 @@ bool PrimitiveTable::IsRandom(std::string_view name) const {
   return e != nullptr && e->random;
 }
 
+bool PrimitiveTable::Knows(std::string_view name, size_t arity) const {
+  return Find(name) != nullptr || HasKernel(name, arity);
+}
+
 Result<Value> PrimitiveTable::Apply(std::string_view name, std::span<const Value> args) const {
   const PrimitiveEntry* e = Find(name);
+  if (e == nullptr && HasKernel(name, args.size())) return Kernel(name, args);
   if (e == nullptr) return Unsupported("no primitive named '" + std::string(name) + "'");
   if (e->random) {
     return Unsupported("'" + std::string(name) + "' is a random draw; its value is only recorded");

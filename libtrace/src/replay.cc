@@ -18,6 +18,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "chunk.h"
 #include "irt/graph.h"
 #include "irtrace_generated.h"
 
@@ -117,10 +118,119 @@ FunctionBranches ParseBranches(std::string_view ir) {
   return out;
 }
 
+// ------------------------------------------------------------ raw scans
+
+// Node kinds straight from the chunk columns, for scans over many nodes
+// (a checked NodeView costs tens of nanoseconds, this a few). Chunks are
+// verified before their columns are read; class indices are checked here.
+class Scanner {
+ public:
+  explicit Scanner(const Trace& t) : t_(t) {}
+
+  Result<NodeKind> Kind(NodeId id) {
+    if (id < lo_ || id >= hi_) IRT_RETURN_IF_ERROR(Load(id));
+    uint32_t cls = node_base_[id - lo_].cls();
+    if (cls >= n_classes_) {
+      auto v = t_.node(id);  // reports the problem with its chunk and node
+      return v ? Internal("class index out of range") : v.status();
+    }
+    return static_cast<NodeKind>(class_base_[cls].kind());
+  }
+
+ private:
+  Status Load(NodeId id) {
+    if (id >= t_.size()) {
+      return DataError(t_.name() + ": node " + std::to_string(id) +
+                       " is past the end of the trace");
+    }
+    uint32_t ci = t_.chunk_of(id);
+    IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
+    const fb::Chunk* c = t_.chunk_root(ci);
+    nodes_ = c->nodes();
+    classes_ = c->classes();
+    if (nodes_ == nullptr || classes_ == nullptr) {
+      return DataError(t_.name() + ": chunk " + std::to_string(ci) + " has no nodes or classes");
+    }
+    lo_ = t_.chunks()[ci].base;
+    hi_ = lo_ + nodes_->size();
+    node_base_ = reinterpret_cast<const fb::Node*>(nodes_->Data());
+    class_base_ = reinterpret_cast<const fb::NodeClass*>(classes_->Data());
+    n_classes_ = classes_->size();
+    return Status::Ok();
+  }
+
+  const Trace& t_;
+  NodeId lo_ = 0, hi_ = 0;
+  const fb::Node* node_base_ = nullptr;
+  const fb::NodeClass* class_base_ = nullptr;
+  uint32_t n_classes_ = 0;
+  const flatbuffers::Vector<const fb::Node*>* nodes_ = nullptr;
+  const flatbuffers::Vector<const fb::NodeClass*>* classes_ = nullptr;
+};
+
+// Resolves "@8/@4" like irt::ResolvePath, by scanning forward from each
+// call's marker over raw kinds: O(position) per step instead of a walk over
+// the whole body. Returns the markers on the way and the node last.
+Result<std::vector<NodeId>> Locate(const Trace& t, Scanner& sc, std::string_view path) {
+  std::vector<NodeId> chain{0};
+  IRT_ASSIGN_OR_RETURN(NodeKind k0, sc.Kind(0));
+  if (k0 != NodeKind::kCall) return DataError(t.name() + ": node 0 does not open the root call");
+  if (path.empty() || path == "@") return chain;
+  std::string_view rest = path;
+  std::string walked;
+  bool is_call = true;
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    std::string_view digits = part;
+    if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
+    uint64_t pos = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
+    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0 ||
+        (slash != std::string_view::npos && rest.empty())) {
+      return InvalidArgument("bad node path '" + std::string(path) + "': '" + std::string(part) +
+                             "' is not a position like @4");
+    }
+    if (!is_call) {
+      return InvalidArgument("bad node path '" + std::string(path) + "': " + walked +
+                             " is not a nested call");
+    }
+    NodeId i = chain.back() + 1;
+    uint64_t count = 0;
+    for (;;) {
+      IRT_ASSIGN_OR_RETURN(NodeKind k, sc.Kind(i));
+      if (count == pos - 1) {
+        is_call = k == NodeKind::kCall;
+        break;
+      }
+      ++count;
+      if (Closes(k)) {
+        return NotFound("node path '" + std::string(path) +
+                        "': " + (walked.empty() ? "the root call" : walked) + " has " +
+                        std::to_string(count) + " children, no @" + std::to_string(pos));
+      }
+      if (k == NodeKind::kCall) {
+        uint64_t depth = 1;
+        while (depth > 0) {
+          IRT_ASSIGN_OR_RETURN(NodeKind kk, sc.Kind(++i));
+          if (kk == NodeKind::kCall) ++depth;
+          if (Closes(kk)) --depth;
+        }
+      }
+      ++i;
+    }
+    chain.push_back(i);
+    walked += (walked.empty() ? "@" : "/@") + std::to_string(pos);
+  }
+  return chain;
+}
+
 // ------------------------------------------------------------ paths
 
 // "@8/@6": the positions of a node and of the calls that contain it.
 Result<std::string> PathOf(const Trace& t, NodeId id) {
+  Scanner sc(t);
   std::vector<uint64_t> parts;
   NodeId cur = id;
   while (cur != 0) {
@@ -128,11 +238,12 @@ Result<std::string> PathOf(const Trace& t, NodeId id) {
     NodeId i = cur, parent = kNoNode;
     while (i > 0) {
       NodeId prev = i - 1;
-      IRT_ASSIGN_OR_RETURN(NodeView v, t.node(prev));
-      if (Closes(v.kind())) {
+      IRT_ASSIGN_OR_RETURN(NodeKind k, sc.Kind(prev));
+      if (Closes(k)) {
+        IRT_ASSIGN_OR_RETURN(NodeView v, t.node(prev));
         i = v.closes();
         ++count;
-      } else if (v.kind() == NodeKind::kCall) {
+      } else if (k == NodeKind::kCall) {
         parent = prev;
         break;
       } else {
@@ -430,6 +541,7 @@ class ChunkBuilder {
 
 struct WalkFrame {
   NodeId marker = 0;
+  uint32_t ssa = 0;  // the SSA id the call defines in its caller
   const FunctionBranches* branches = nullptr;
   std::vector<std::pair<uint32_t, NodeId>> lastdef;  // condition SSA id -> latest node
   void Define(uint32_t ssa, NodeId id) {
@@ -449,24 +561,38 @@ struct WalkFrame {
   }
 };
 
+// The walk, chunk by chunk. Nodes whose references did not change are
+// passed over on the raw columns; the others are evaluated through checked
+// NodeViews. A chunk's new values are kept until the walk leaves it; then
+// the chunk is rebuilt and its new values are read back from the rebuilt
+// bytes, so memory is bounded by the rebuilt chunks, not by a map of values.
 class Walker {
  public:
-  Walker(const Trace& t, const PrimitiveTable& table, ReplayResult* r)
-      : t_(t), table_(table), r_(r) {}
+  Walker(const Trace& t, const PrimitiveTable& table, bool prefix, ReplayResult* r,
+         std::map<uint32_t, std::vector<uint8_t>>* rebuilt)
+      : t_(t), table_(table), prefix_(prefix), r_(r), rebuilt_(rebuilt) {}
 
-  // Re-evaluates from the first change; fills new_values_ and r_->changed.
-  Status Run(const std::vector<std::pair<NodeId, Value>>& changes);
-
-  const std::unordered_map<NodeId, Value>& new_values() const { return new_values_; }
-
-  // A recorded failure that fails again with another message.
-  struct Failure {
-    NodeId id;
-    std::string old_message, new_message;
-  };
-  const std::vector<Failure>& failures() const { return failures_; }
+  // Re-evaluates from the first change (sorted `changes`). `open` lists the
+  // calls open at the first change when the caller knows them (from its
+  // path); otherwise they are found by a scan.
+  Status Run(const std::vector<std::pair<NodeId, Value>>& changes, const std::vector<NodeId>* open);
+  // Chunks of the new trace (fewer than the input's for a prefix).
+  uint64_t out_chunks() const { return out_chunks_; }
 
  private:
+  // The chunk being walked.
+  struct Cur {
+    uint32_t index = ~0u;
+    NodeId lo = 0, hi = 0;
+    const fb::Node* nodes = nullptr;
+    const fb::NodeClass* classes = nullptr;
+    uint32_t n_classes = 0;
+    const uint32_t* refs = nullptr;
+    uint32_t n_refs = 0;
+    std::vector<uint16_t> data_refs;  // per class: reference operands (no call link)
+    ChunkEdit edit;                   // values in ascending local order
+  };
+
   bool Dirty(NodeId id) const {
     if (id < start_) return false;
     uint64_t i = id - start_;
@@ -476,33 +602,171 @@ class Walker {
     uint64_t i = id - start_;
     bits_[i >> 6] |= uint64_t{1} << (i & 63);
   }
-  Result<Value> Current(NodeId id) const {
-    if (Dirty(id)) {
-      auto it = new_values_.find(id);
-      if (it != new_values_.end()) return it->second;
-    }
-    IRT_ASSIGN_OR_RETURN(NodeView v, t_.node(id));
-    return v.value();
-  }
+  Result<Value> Current(NodeId id) const;
   Result<Value> OperandValue(const Operand& o) const {
     if (!o.is_ref) return o.literal;
     return Current(o.ref);
   }
+  Status Enter(uint32_t ci);
+  Status Finalize(uint32_t keep);
+  Status FinishLate();
   Result<const FunctionBranches*> BranchesOf(std::string_view function, NodeId marker);
-  Status PushFrame(NodeId marker, std::string_view function);
+  Status PushFrame(NodeId marker, std::string_view function, uint32_t ssa);
   void Diverge(ReplayDivergence d) { r_->divergence = std::move(d); }
-  Status CheckUntaken(const NodeView& v);
+  Status CheckUntaken(NodeId id, uint32_t block, uint32_t pos);
+  Status Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new);
+  void SetValue(NodeId id, Value v);
+  Status RootArguments();
 
   const Trace& t_;
   const PrimitiveTable& table_;
+  bool prefix_;
   ReplayResult* r_;
+  std::map<uint32_t, std::vector<uint8_t>>* rebuilt_;
   NodeId start_ = 0;
   std::vector<uint64_t> bits_;
-  std::unordered_map<NodeId, Value> new_values_;
+  Cur cur_;
+  std::map<uint32_t, ChunkEdit> late_;  // edits of chunks the walk has left
+  std::vector<Value> args_;
   std::vector<WalkFrame> frames_;
   std::map<std::string, std::unique_ptr<FunctionBranches>, std::less<>> branches_;
-  std::vector<Failure> failures_;
+  // The root call's function arguments are nodes [1, root_args_end); node
+  // root_args_skip + k is the marker's literal operand k - 1.
+  NodeId root_args_end_ = 1;
+  uint64_t root_args_skip_ = ~0ull;
+  bool first_failure_ = true;
+  std::optional<std::pair<std::string, Value>> trace_meta_edit_;
+  uint64_t out_chunks_ = 0;
 };
+
+Result<Value> Walker::Current(NodeId id) const {
+  if (Dirty(id)) {
+    if (id >= cur_.lo && id < cur_.hi) {
+      uint32_t local = static_cast<uint32_t>(id - cur_.lo);
+      const auto& vals = cur_.edit.values;
+      auto it = std::lower_bound(vals.begin(), vals.end(), local,
+                                 [](const auto& e, uint32_t l) { return e.first < l; });
+      if (it != vals.end() && it->first == local) return it->second;
+    } else {
+      uint32_t ci = t_.chunk_of(id);
+      auto rb = rebuilt_->find(ci);
+      if (rb != rebuilt_->end()) {
+        const fb::Chunk* c = fb::GetSizePrefixedChunk(rb->second.data());
+        const fb::Node* n = c->nodes()->Get(static_cast<uint32_t>(id - t_.chunks()[ci].base));
+        return internal::DecodeValue(c, n->value(), c->classes()->Get(n->cls())->vkind());
+      }
+    }
+  }
+  IRT_ASSIGN_OR_RETURN(NodeView v, t_.node(id));
+  return v.value();
+}
+
+Status Walker::Enter(uint32_t ci) {
+  if (cur_.index != ~0u) IRT_RETURN_IF_ERROR(Finalize(~0u));
+  IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
+  const fb::Chunk* c = t_.chunk_root(ci);
+  cur_ = Cur();
+  cur_.index = ci;
+  cur_.lo = t_.chunks()[ci].base;
+  if (c->nodes() == nullptr || c->classes() == nullptr) {
+    return DataError(t_.name() + ": chunk " + std::to_string(ci) + " has no nodes or classes");
+  }
+  cur_.hi = cur_.lo + c->nodes()->size();
+  cur_.nodes = reinterpret_cast<const fb::Node*>(c->nodes()->Data());
+  cur_.classes = reinterpret_cast<const fb::NodeClass*>(c->classes()->Data());
+  cur_.n_classes = c->classes()->size();
+  if (c->refs() != nullptr) {
+    cur_.refs = c->refs()->data();
+    cur_.n_refs = c->refs()->size();
+  }
+  cur_.data_refs.resize(cur_.n_classes);
+  for (uint32_t k = 0; k < cur_.n_classes; ++k) {
+    const fb::NodeClass& cl = cur_.classes[k];
+    uint16_t n = 0;
+    for (uint32_t j = 0; j < cl.n_operands(); ++j) {
+      if (c->operands()->Get(cl.first_operand() + j) == 0) ++n;
+    }
+    cur_.data_refs[k] = n;
+  }
+  if (ci + 1 == t_.chunks().size() && trace_meta_edit_) {
+    cur_.edit.trace_meta.push_back(*trace_meta_edit_);
+  }
+  return Status::Ok();
+}
+
+// Rebuilds the current chunk if it changed (keeping its first `keep` nodes).
+Status Walker::Finalize(uint32_t keep) {
+  cur_.edit.keep = keep;
+  auto late = late_.find(cur_.index);
+  if (late != late_.end()) {
+    for (auto& e : late->second.root_operands) cur_.edit.root_operands.push_back(e);
+    late_.erase(late);
+  }
+  if (cur_.edit.rebuild()) {
+    ChunkBuilder b(t_.chunk_root(cur_.index));
+    IRT_ASSIGN_OR_RETURN((*rebuilt_)[cur_.index], b.Build(cur_.edit));
+  }
+  cur_.edit = ChunkEdit();
+  return Status::Ok();
+}
+
+// Edits that arrived after their chunk was rebuilt: applied to the rebuilt
+// bytes (or to the input's chunk if it had not changed).
+Status Walker::FinishLate() {
+  for (auto& [ci, e] : late_) {
+    if (ci >= out_chunks_ || !e.rebuild()) continue;
+    auto rb = rebuilt_->find(ci);
+    std::vector<uint8_t> bytes;
+    if (rb != rebuilt_->end()) {
+      ChunkBuilder b(fb::GetSizePrefixedChunk(rb->second.data()));
+      IRT_ASSIGN_OR_RETURN(bytes, b.Build(e));
+    } else {
+      IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
+      ChunkBuilder b(t_.chunk_root(ci));
+      IRT_ASSIGN_OR_RETURN(bytes, b.Build(e));
+    }
+    (*rebuilt_)[ci] = std::move(bytes);
+  }
+  late_.clear();
+  return Status::Ok();
+}
+
+void Walker::SetValue(NodeId id, Value v) {
+  MarkDirty(id);
+  r_->changed.push_back(id);
+  if (id >= 1 && id < root_args_end_ && root_args_skip_ != ~0ull && id >= 1 + root_args_skip_) {
+    uint32_t opi = static_cast<uint32_t>(id - 1 - root_args_skip_);
+    if (cur_.index == 0) {
+      cur_.edit.root_operands.emplace_back(opi, v);
+    } else {
+      late_[0].root_operands.emplace_back(opi, v);
+    }
+  }
+  cur_.edit.values.emplace_back(static_cast<uint32_t>(id - cur_.lo), std::move(v));
+}
+
+// The root call's arguments are also the literal operands of its marker;
+// they are kept in step with the root's argument nodes.
+Status Walker::RootArguments() {
+  IRT_ASSIGN_OR_RETURN(NodeView root, t_.node(0));
+  size_t nops = root.num_operands();
+  NodeId end = 1;
+  while (end < t_.size() && end <= nops + 1) {
+    IRT_ASSIGN_OR_RETURN(NodeView a, t_.node(end));
+    if (a.kind() != NodeKind::kArgument || a.block_arg_index() != 0) break;
+    ++end;
+  }
+  uint64_t run = end - 1;
+  root_args_end_ = end;
+  // With one argument more than operands, %1 is the function itself.
+  root_args_skip_ = run == nops + 1 ? 1 : run == nops ? 0 : ~0ull;
+  if (root_args_skip_ != ~0ull) {
+    for (size_t k = 0; k < nops; ++k) {
+      if (root.operand(k).is_ref) root_args_skip_ = ~0ull;
+    }
+  }
+  return Status::Ok();
+}
 
 Result<const FunctionBranches*> Walker::BranchesOf(std::string_view function, NodeId marker) {
   auto it = branches_.find(function);
@@ -520,9 +784,10 @@ Result<const FunctionBranches*> Walker::BranchesOf(std::string_view function, No
   return p;
 }
 
-Status Walker::PushFrame(NodeId marker, std::string_view function) {
+Status Walker::PushFrame(NodeId marker, std::string_view function, uint32_t ssa) {
   WalkFrame f;
   f.marker = marker;
+  f.ssa = ssa;
   IRT_ASSIGN_OR_RETURN(f.branches, BranchesOf(function, marker));
   frames_.push_back(std::move(f));
   return Status::Ok();
@@ -531,23 +796,22 @@ Status Walker::PushFrame(NodeId marker, std::string_view function) {
 // A Jump or Return at §b:&k: every conditional branch of block b before
 // position k was not taken, so its condition was true. If the latest value
 // of that condition in this call changed to false, the branch would be taken.
-Status Walker::CheckUntaken(const NodeView& v) {
+Status Walker::CheckUntaken(NodeId id, uint32_t block, uint32_t pos) {
   if (frames_.empty() || frames_.back().branches == nullptr) return Status::Ok();
   const WalkFrame& f = frames_.back();
-  Location l = v.location();
-  auto it = f.branches->by_block.find(l.block);
+  auto it = f.branches->by_block.find(block);
   if (it == f.branches->by_block.end()) return Status::Ok();
   for (const CondBranch& b : it->second) {
-    if (b.pos >= l.pos || b.cond == 0) continue;
+    if (b.pos >= pos || b.cond == 0) continue;
     NodeId c = f.Latest(b.cond);
     if (c == kNoNode || !Dirty(c)) continue;
     IRT_ASSIGN_OR_RETURN(Value now, Current(c));
-    IRT_ASSIGN_OR_RETURN(NodeView cv, t_.node(c));
     if (now.kind() == VKind::kBool && now.as_bool()) continue;
+    IRT_ASSIGN_OR_RETURN(NodeView cv, t_.node(c));
     ReplayDivergence d;
-    d.node = v.id();
-    d.path = Where(t_, v.id());
-    d.branch = "§" + std::to_string(l.block) + ":&" + std::to_string(b.pos) + " (" + b.text + ")";
+    d.node = id;
+    d.path = Where(t_, id);
+    d.branch = "§" + std::to_string(block) + ":&" + std::to_string(b.pos) + " (" + b.text + ")";
     d.condition = c;
     d.condition_path = Where(t_, c);
     d.old_value = cv.value();
@@ -569,34 +833,230 @@ Status Walker::CheckUntaken(const NodeView& v) {
   return Status::Ok();
 }
 
-Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes) {
+// Computes the new value of a node one of whose references changed.
+Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) {
+  switch (v.kind()) {
+    case NodeKind::kArgument:
+      if (v.num_operands() == 1) {
+        Operand o = v.operand(0);
+        if (v.block_arg_index() == 0) {
+          IRT_ASSIGN_OR_RETURN(*nv, OperandValue(o));
+        } else {
+          IRT_ASSIGN_OR_RETURN(NodeView j, t_.node(o.ref));
+          uint32_t k = v.block_arg_index();
+          if (k > j.num_operands()) {
+            return DataError(t_.name() + ": node " + std::to_string(id) + " is block argument " +
+                             std::to_string(k) + " of a jump with " +
+                             std::to_string(j.num_operands()) + " operands");
+          }
+          IRT_ASSIGN_OR_RETURN(*nv, OperandValue(j.operand(k - 1)));
+        }
+        *has_new = true;
+        ++r_->evaluated;
+      }
+      return Status::Ok();
+    case NodeKind::kPrimitive:
+    case NodeKind::kSpecial: {
+      std::string_view op = v.op();
+      const PrimitiveEntry* e = table_.Find(op);
+      if (e != nullptr && e->random) return Status::Ok();  // a draw keeps its recorded value
+      if (!table_.Knows(op, v.num_operands())) {
+        return Unsupported(Where(t_, id) + ": cannot re-evaluate ⟨" + std::string(op) +
+                           "⟩: no primitive named '" + std::string(op) +
+                           "' (a call recorded without its body cannot be replayed)");
+      }
+      args_.clear();
+      for (size_t i = 0; i < v.num_operands(); ++i) {
+        IRT_ASSIGN_OR_RETURN(Value a, OperandValue(v.operand(i)));
+        args_.push_back(std::move(a));
+      }
+      ++r_->evaluated;
+      Result<Value> res = e != nullptr ? e->fn(args_) : table_.Apply(op, args_);
+      if (!res) {
+        if (res.error().code() != Code::kRuntimeError) {
+          return Status(res.error().code(), Where(t_, id) + ": cannot re-evaluate ⟨" +
+                                                std::string(op) + "⟩: " + res.error().message());
+        }
+        ReplayDivergence d;
+        d.kind = ReplayDivergence::Kind::kFailure;
+        d.node = id;
+        d.path = Where(t_, id);
+        d.message = d.path + ": ⟨" + std::string(op) + "⟩ would fail now: " + res.error().message();
+        Diverge(std::move(d));
+        return Status::Ok();
+      }
+      *nv = std::move(res).value();
+      *has_new = true;
+      return Status::Ok();
+    }
+    case NodeKind::kJump: {
+      MarkDirty(id);  // its block arguments read their values from it
+      if (!v.has_condition()) return Status::Ok();
+      Operand c = v.operand(v.num_operands() - 1);
+      if (!c.is_ref || !Dirty(c.ref)) return Status::Ok();
+      IRT_ASSIGN_OR_RETURN(Value now, Current(c.ref));
+      if (now.kind() == VKind::kBool && now.as_bool() == v.taken_when()) return Status::Ok();
+      IRT_ASSIGN_OR_RETURN(NodeView cv, t_.node(c.ref));
+      ReplayDivergence d;
+      d.node = id;
+      d.path = Where(t_, id);
+      Location l = v.location();
+      d.branch = "§" + std::to_string(l.block) + ":&" + std::to_string(l.pos) + " (goto §" +
+                 std::to_string(v.jump_target()) + ")";
+      d.condition = c.ref;
+      d.condition_path = Where(t_, c.ref);
+      d.old_value = cv.value();
+      d.new_value = now;
+      if (now.kind() != VKind::kBool) {
+        d.kind = ReplayDivergence::Kind::kFailure;
+        d.message = d.path + ": the condition of branch " + d.branch + ", " + d.condition_path +
+                    ", is now " + FormatValue(now) + "::" + TypeName(now) +
+                    " (TypeError: non-boolean used in boolean context)";
+      } else {
+        d.kind = ReplayDivergence::Kind::kBranch;
+        d.message = d.path + ": branch " + d.branch +
+                    " would not be taken now: " + d.condition_path + " was " +
+                    FormatValue(d.old_value) + ", is now " + FormatValue(now);
+      }
+      Diverge(std::move(d));
+      return Status::Ok();
+    }
+    case NodeKind::kReturn:
+      if (v.num_operands() > 0) {
+        IRT_ASSIGN_OR_RETURN(*nv, OperandValue(v.operand(0)));
+        *has_new = true;
+        ++r_->evaluated;
+      }
+      return Status::Ok();
+    case NodeKind::kError: {
+      // A failed primitive fails again, perhaps with another message; the
+      // Error nodes of the calls around it just pass the failure on.
+      std::string_view op = v.op();
+      const PrimitiveEntry* e = table_.Find(op);
+      if ((e != nullptr && e->random) || !table_.Knows(op, v.num_operands())) return Status::Ok();
+      args_.clear();
+      for (size_t i = 0; i < v.num_operands(); ++i) {
+        IRT_ASSIGN_OR_RETURN(Value a, OperandValue(v.operand(i)));
+        args_.push_back(std::move(a));
+      }
+      ++r_->evaluated;
+      Result<Value> res = e != nullptr ? e->fn(args_) : table_.Apply(op, args_);
+      std::optional<Value> old = v.meta("error");
+      std::string old_msg = old && old->kind() == VKind::kString ? old->str() : "";
+      if (!res && res.error().code() == Code::kRuntimeError) {
+        const std::string& msg = res.error().message();
+        if (msg == old_msg) return Status::Ok();
+        r_->changed.push_back(id);
+        cur_.edit.meta.emplace_back(static_cast<uint32_t>(id - cur_.lo), "error",
+                                    Value::String(msg));
+        // The trace's error names the first failure, after its source location.
+        if (first_failure_) {
+          first_failure_ = false;
+          for (const MetaEntry& m : t_.trace_meta()) {
+            if (m.key != "error" || m.value.kind() != VKind::kString) continue;
+            const std::string& s = m.value.str();
+            if (s.size() >= old_msg.size() &&
+                s.compare(s.size() - old_msg.size(), std::string::npos, old_msg) == 0) {
+              trace_meta_edit_.emplace("error",
+                                       Value::String(s.substr(0, s.size() - old_msg.size()) + msg));
+              if (cur_.index + 1 == t_.chunks().size()) {
+                cur_.edit.trace_meta.push_back(*trace_meta_edit_);
+              }
+            }
+          }
+        }
+        return Status::Ok();
+      }
+      ReplayDivergence d;
+      d.kind = ReplayDivergence::Kind::kRecordedFailure;
+      d.node = id;
+      d.path = Where(t_, id);
+      d.message = d.path + ": ⟨" + std::string(op) + "⟩ failed when recorded (" + old_msg +
+                  ") and would not fail now";
+      Diverge(std::move(d));
+      return Status::Ok();
+    }
+    case NodeKind::kCall:
+    case NodeKind::kConstant:
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
+                   const std::vector<NodeId>* known_open) {
   start_ = changes.front().first;
   uint64_t n = t_.size();
+  out_chunks_ = t_.chunks().size();
   bits_.assign((n - start_ + 63) / 64, 0);
-  // The calls open at the first change.
+  IRT_RETURN_IF_ERROR(RootArguments());
+  // The calls open at the first change: a scan of the raw kinds before it.
   {
+    Scanner sc(t_);
     std::vector<NodeId> open;
-    NodeId cur = start_;
-    for (;;) {
-      IRT_ASSIGN_OR_RETURN(NodeId p, Parent(t_, cur));
-      if (p == kNoNode) break;
-      open.push_back(p);
-      cur = p;
+    if (known_open != nullptr) open = *known_open;
+    for (NodeId i = 0; i < start_ && known_open == nullptr; ++i) {
+      IRT_ASSIGN_OR_RETURN(NodeKind k, sc.Kind(i));
+      if (k == NodeKind::kCall) {
+        open.push_back(i);
+      } else if (Closes(k) && !open.empty()) {
+        open.pop_back();
+      }
     }
-    for (size_t i = open.size(); i-- > 0;) {
-      IRT_ASSIGN_OR_RETURN(NodeView m, t_.node(open[i]));
-      IRT_RETURN_IF_ERROR(PushFrame(open[i], m.op()));
+    for (NodeId m : open) {
+      IRT_ASSIGN_OR_RETURN(NodeView v, t_.node(m));
+      IRT_RETURN_IF_ERROR(PushFrame(m, v.op(), v.location().pos));
     }
   }
   size_t next_change = 0;
-  std::vector<Value> args;
   for (NodeId id = start_; id < n; ++id) {
-    IRT_ASSIGN_OR_RETURN(NodeView v, t_.node(id));
+    if (id >= cur_.hi) IRT_RETURN_IF_ERROR(Enter(t_.chunk_of(id)));
     ++r_->visited;
-    NodeKind kind = v.kind();
+    // The fast path: the raw columns say whether anything must be done.
+    const fb::Node& raw = cur_.nodes[id - cur_.lo];
+    uint32_t cls = raw.cls();
+    bool is_change = next_change < changes.size() && changes[next_change].first == id;
+    bool slow = is_change || cls >= cur_.n_classes;
+    NodeKind kind = NodeKind::kArgument;
+    uint32_t block = 0, pos = 0;
+    if (!slow) {
+      const fb::NodeClass& cl = cur_.classes[cls];
+      kind = static_cast<NodeKind>(cl.kind());
+      block = cl.block();
+      pos = cl.pos();
+      uint32_t nr = cur_.data_refs[cls];
+      if (static_cast<uint64_t>(raw.first_ref()) + nr > cur_.n_refs) {
+        slow = true;
+      } else {
+        for (uint32_t j = 0; j < nr; ++j) {
+          uint32_t d = cur_.refs[raw.first_ref() + j];
+          if (d == 0 || d > id || Dirty(id - d)) {
+            slow = true;
+            break;
+          }
+        }
+      }
+      if (kind == NodeKind::kCall || Closes(kind)) slow = true;
+    }
+    if (!slow) {
+      if (!frames_.empty() && frames_.back().branches != nullptr) {
+        const WalkFrame& f = frames_.back();
+        if (kind == NodeKind::kJump) {
+          IRT_RETURN_IF_ERROR(CheckUntaken(id, block, pos));
+          if (r_->divergence) break;
+        } else if (f.branches->Watches(pos)) {
+          frames_.back().Define(pos, id);
+        }
+      }
+      continue;
+    }
+    // The slow path, through a checked view.
+    IRT_ASSIGN_OR_RETURN(NodeView v, t_.node(id));
+    kind = v.kind();
+    Location loc = v.location();
     Value nv;
     bool has_new = false;
-    if (next_change < changes.size() && changes[next_change].first == id) {
+    if (is_change) {
       nv = changes[next_change++].second;
       has_new = true;
     } else {
@@ -607,168 +1067,41 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes) {
           break;
         }
       }
-      if (any) {
-        switch (kind) {
-          case NodeKind::kArgument:
-            if (v.num_operands() == 1) {
-              Operand o = v.operand(0);
-              if (v.block_arg_index() == 0) {
-                IRT_ASSIGN_OR_RETURN(nv, OperandValue(o));
-              } else {
-                IRT_ASSIGN_OR_RETURN(NodeView j, t_.node(o.ref));
-                uint32_t k = v.block_arg_index();
-                if (k > j.num_operands()) {
-                  return DataError(t_.name() + ": node " + std::to_string(id) +
-                                   " is block argument " + std::to_string(k) + " of a jump with " +
-                                   std::to_string(j.num_operands()) + " operands");
-                }
-                IRT_ASSIGN_OR_RETURN(nv, OperandValue(j.operand(k - 1)));
-              }
-              has_new = true;
-              ++r_->evaluated;
-            }
-            break;
-          case NodeKind::kPrimitive:
-          case NodeKind::kSpecial: {
-            std::string_view op = v.op();
-            if (table_.IsRandom(op)) break;  // a draw keeps its recorded value
-            args.clear();
-            for (size_t i = 0; i < v.num_operands(); ++i) {
-              IRT_ASSIGN_OR_RETURN(Value a, OperandValue(v.operand(i)));
-              args.push_back(std::move(a));
-            }
-            ++r_->evaluated;
-            Result<Value> res = table_.Apply(op, args);
-            if (!res) {
-              if (res.error().code() != Code::kRuntimeError) {
-                return Status(res.error().code(),
-                              Where(t_, id) + ": cannot re-evaluate ⟨" + std::string(op) +
-                                  "⟩: " + res.error().message() +
-                                  (table_.Find(op) == nullptr
-                                       ? " (a call recorded without its body cannot be replayed)"
-                                       : ""));
-              }
-              ReplayDivergence d;
-              d.kind = ReplayDivergence::Kind::kFailure;
-              d.node = id;
-              d.path = Where(t_, id);
-              d.message =
-                  d.path + ": ⟨" + std::string(op) + "⟩ would fail now: " + res.error().message();
-              Diverge(std::move(d));
-              break;
-            }
-            nv = std::move(res).value();
-            has_new = true;
-            break;
-          }
-          case NodeKind::kJump: {
-            MarkDirty(id);  // its block arguments read their values from it
-            if (v.has_condition()) {
-              Operand c = v.operand(v.num_operands() - 1);
-              if (c.is_ref && Dirty(c.ref)) {
-                IRT_ASSIGN_OR_RETURN(Value now, Current(c.ref));
-                if (now.kind() != VKind::kBool || now.as_bool() != v.taken_when()) {
-                  IRT_ASSIGN_OR_RETURN(NodeView cv, t_.node(c.ref));
-                  ReplayDivergence d;
-                  d.node = id;
-                  d.path = Where(t_, id);
-                  Location l = v.location();
-                  d.branch = "§" + std::to_string(l.block) + ":&" + std::to_string(l.pos) +
-                             " (goto §" + std::to_string(v.jump_target()) + ")";
-                  d.condition = c.ref;
-                  d.condition_path = Where(t_, c.ref);
-                  d.old_value = cv.value();
-                  d.new_value = now;
-                  if (now.kind() != VKind::kBool) {
-                    d.kind = ReplayDivergence::Kind::kFailure;
-                    d.message = d.path + ": the condition of branch " + d.branch + ", " +
-                                d.condition_path + ", is now " + FormatValue(now) +
-                                "::" + TypeName(now) +
-                                " (TypeError: non-boolean used in boolean context)";
-                  } else {
-                    d.kind = ReplayDivergence::Kind::kBranch;
-                    d.message = d.path + ": branch " + d.branch +
-                                " would not be taken now: " + d.condition_path + " was " +
-                                FormatValue(d.old_value) + ", is now " + FormatValue(now);
-                  }
-                  Diverge(std::move(d));
-                }
-              }
-            }
-            break;
-          }
-          case NodeKind::kReturn:
-            if (v.num_operands() > 0) {
-              IRT_ASSIGN_OR_RETURN(nv, OperandValue(v.operand(0)));
-              has_new = true;
-              ++r_->evaluated;
-            }
-            break;
-          case NodeKind::kError: {
-            // A failed primitive fails again, perhaps with another message;
-            // the Error nodes of the calls around it just pass it on.
-            std::string_view op = v.op();
-            const PrimitiveEntry* e = table_.Find(op);
-            if (e == nullptr || e->random) break;
-            args.clear();
-            for (size_t i = 0; i < v.num_operands(); ++i) {
-              IRT_ASSIGN_OR_RETURN(Value a, OperandValue(v.operand(i)));
-              args.push_back(std::move(a));
-            }
-            ++r_->evaluated;
-            Result<Value> res = table_.Apply(op, args);
-            std::optional<Value> old = v.meta("error");
-            std::string old_msg = old && old->kind() == VKind::kString ? old->str() : "";
-            if (!res && res.error().code() == Code::kRuntimeError) {
-              if (res.error().message() != old_msg) {
-                failures_.push_back({id, old_msg, res.error().message()});
-                r_->changed.push_back(id);
-              }
-              break;
-            }
-            ReplayDivergence d;
-            d.kind = ReplayDivergence::Kind::kRecordedFailure;
-            d.node = id;
-            d.path = Where(t_, id);
-            d.message = d.path + ": ⟨" + std::string(op) + "⟩ failed when recorded (" + old_msg +
-                        ") and would not fail now";
-            Diverge(std::move(d));
-            break;
-          }
-          case NodeKind::kCall:
-          case NodeKind::kConstant:
-            break;
-        }
-      }
+      if (any) IRT_RETURN_IF_ERROR(Evaluate(id, v, &nv, &has_new));
     }
     if (!r_->divergence && (kind == NodeKind::kJump || kind == NodeKind::kReturn)) {
-      IRT_RETURN_IF_ERROR(CheckUntaken(v));
+      IRT_RETURN_IF_ERROR(CheckUntaken(id, loc.block, loc.pos));
     }
     if (r_->divergence) break;
-    if (has_new && !BitEqual(v.value(), nv)) {
-      MarkDirty(id);
-      new_values_[id] = std::move(nv);
-      r_->changed.push_back(id);
-    }
+    if (has_new && !BitEqual(v.value(), nv)) SetValue(id, std::move(nv));
     // Keep the open calls and the latest definitions of watched conditions.
     if (kind == NodeKind::kCall) {
-      IRT_RETURN_IF_ERROR(PushFrame(id, v.op()));
+      IRT_RETURN_IF_ERROR(PushFrame(id, v.op(), loc.pos));
     } else if (Closes(kind)) {
       if (!frames_.empty()) {
-        NodeId marker = frames_.back().marker;
+        uint32_t ssa = frames_.back().ssa;
         frames_.pop_back();
-        if (!frames_.empty() && frames_.back().branches != nullptr) {
-          IRT_ASSIGN_OR_RETURN(NodeView m, t_.node(marker));
-          uint32_t ssa = m.location().pos;
-          if (frames_.back().branches->Watches(ssa)) frames_.back().Define(ssa, id);
+        if (!frames_.empty() && frames_.back().branches != nullptr &&
+            frames_.back().branches->Watches(ssa)) {
+          frames_.back().Define(ssa, id);
         }
       }
-    } else if (kind != NodeKind::kJump && !frames_.empty() && frames_.back().branches != nullptr) {
-      uint32_t ssa = v.location().pos;
-      if (frames_.back().branches->Watches(ssa)) frames_.back().Define(ssa, id);
+    } else if (kind != NodeKind::kJump && !frames_.empty() && frames_.back().branches != nullptr &&
+               frames_.back().branches->Watches(loc.pos)) {
+      frames_.back().Define(loc.pos, id);
     }
   }
-  return Status::Ok();
+  if (r_->divergence) {
+    if (!prefix_) return Status::Ok();
+    NodeId cut = r_->divergence->node;
+    uint32_t local = static_cast<uint32_t>(cut - cur_.lo);
+    out_chunks_ = local == 0 ? cur_.index : cur_.index + 1;
+    IRT_RETURN_IF_ERROR(Finalize(local == 0 ? 0 : local));
+    if (local == 0) rebuilt_->erase(cur_.index);
+  } else if (cur_.index != ~0u) {
+    IRT_RETURN_IF_ERROR(Finalize(~0u));
+  }
+  return FinishLate();
 }
 
 }  // namespace
@@ -813,12 +1146,20 @@ bool Replay::has_output() const { return impl_->has_output; }
 Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> changes,
                            const ReplayOptions& options) {
   std::vector<std::pair<NodeId, Value>> resolved;
+  std::vector<NodeId> open;  // the calls open at the first change
+  NodeId first = kNoNode;
+  Scanner sc(trace);
   for (const ReplayChange& c : changes) {
-    auto child = ResolvePath(trace, c.path);
-    if (!child) return InvalidArgument("--set " + c.path + ": " + child.error().message());
-    IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(child->id));
+    auto chain = Locate(trace, sc, c.path);
+    if (!chain) {
+      if (chain.error().code() == Code::kDataError) return chain.error();
+      return InvalidArgument("--set " + c.path + ": " + chain.error().message());
+    }
+    NodeId target = chain->back();
+    IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(target));
     std::string at = "--set " + c.path + ": ";
-    if (child->is_call()) {
+    if (v.kind() == NodeKind::kCall) {
+      if (target == 0) return InvalidArgument(at + "the node is the root call; set its arguments");
       return InvalidArgument(at + "the node is a nested call ⟨" + std::string(v.op()) +
                              "⟩; set one of its arguments (" + c.path +
                              "/@2) or a node of its body");
@@ -830,27 +1171,36 @@ Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> cha
         return InvalidArgument(at + "the node is the return of its call; set the node it returns");
       case NodeKind::kError:
         return InvalidArgument(at + "the node is a recorded failure, which has no value");
-      case NodeKind::kCall:
-        return InvalidArgument(at + "the node is a call marker");
       default:
         break;
     }
     Value old = v.value();
     if (TypeName(old) != TypeName(c.value)) {
-      return InvalidArgument(at + "the node holds a " + TypeName(old) + ", not a " +
-                             TypeName(c.value) + " (recorded: " + FormatValue(old) + ")");
+      return InvalidArgument(at + "type mismatch: the node holds " + FormatValue(old) +
+                             "::" + TypeName(old) + ", the new value is " + FormatValue(c.value) +
+                             "::" + TypeName(c.value));
     }
     for (const auto& [id, val] : resolved) {
-      if (id == child->id) return InvalidArgument(at + "the node is set twice");
+      if (id == target) return InvalidArgument(at + "the node is set twice");
     }
-    resolved.emplace_back(child->id, c.value);
+    if (resolved.empty() || target < first) {
+      first = target;
+      open.assign(chain->begin(), chain->end() - 1);
+    }
+    resolved.emplace_back(target, c.value);
   }
-  return RunOnNodes(trace, resolved, options);
+  return RunImpl(trace, resolved, options, &open);
 }
 
 Result<Replay> Replay::RunOnNodes(const Trace& trace,
-                                  std::span<const std::pair<NodeId, Value>> changes_in,
+                                  std::span<const std::pair<NodeId, Value>> changes,
                                   const ReplayOptions& options) {
+  return RunImpl(trace, changes, options, nullptr);
+}
+
+Result<Replay> Replay::RunImpl(const Trace& trace,
+                               std::span<const std::pair<NodeId, Value>> changes_in,
+                               const ReplayOptions& options, const std::vector<NodeId>* open) {
   Replay rp;
   Impl& m = *rp.impl_;
   m.trace = &trace;
@@ -877,83 +1227,16 @@ Result<Replay> Replay::RunOnNodes(const Trace& trace,
   }
   const PrimitiveTable& table =
       options.primitives ? *options.primitives : PrimitiveTable::Builtins();
-  Walker w(trace, table, &r);
-  IRT_RETURN_IF_ERROR(w.Run(changes));
+  Walker w(trace, table, options.prefix, &r, &m.rebuilt);
+  IRT_RETURN_IF_ERROR(w.Run(changes, open));
   if (r.divergence && !options.prefix) {
     r.changed.clear();
+    m.rebuilt.clear();
     m.has_output = false;
     return rp;
   }
   m.has_output = true;
-
-  // Edits per chunk.
-  std::map<uint32_t, ChunkEdit> edits;
-  for (NodeId id : r.changed) {
-    auto nv = w.new_values().find(id);
-    if (nv == w.new_values().end()) continue;  // a failure's message
-    uint32_t ci = trace.chunk_of(id);
-    edits[ci].values.emplace_back(static_cast<uint32_t>(id - trace.chunks()[ci].base), nv->second);
-  }
-  for (size_t i = 0; i < w.failures().size(); ++i) {
-    const auto& f = w.failures()[i];
-    uint32_t ci = trace.chunk_of(f.id);
-    edits[ci].meta.emplace_back(static_cast<uint32_t>(f.id - trace.chunks()[ci].base), "error",
-                                Value::String(f.new_message));
-    // The trace's error names the first failure, after its source location.
-    if (i == 0) {
-      for (const MetaEntry& m : trace.trace_meta()) {
-        if (m.key != "error" || m.value.kind() != VKind::kString) continue;
-        const std::string& s = m.value.str();
-        if (s.size() >= f.old_message.size() &&
-            s.compare(s.size() - f.old_message.size(), std::string::npos, f.old_message) == 0) {
-          edits[static_cast<uint32_t>(trace.chunks().size() - 1)].trace_meta.emplace_back(
-              "error", Value::String(s.substr(0, s.size() - f.old_message.size()) + f.new_message));
-        }
-      }
-    }
-  }
-  // The root call's arguments are also the literal operands of its marker:
-  // keep them in step with the root's argument nodes.
-  {
-    IRT_ASSIGN_OR_RETURN(NodeView root, trace.node(0));
-    size_t nops = root.num_operands();
-    NodeId run_end = 1;  // the root's function arguments are nodes 1..run_end-1
-    while (run_end < trace.size() && run_end <= nops + 1) {
-      IRT_ASSIGN_OR_RETURN(NodeView a, trace.node(run_end));
-      if (a.kind() != NodeKind::kArgument || a.block_arg_index() != 0) break;
-      ++run_end;
-    }
-    uint64_t run = run_end - 1;
-    uint64_t skip = run == nops + 1 ? 1 : run == nops ? 0 : ~0ull;  // %1 is the function itself
-    if (skip != ~0ull) {
-      for (NodeId id : r.changed) {
-        if (id >= run_end) break;
-        if (id < 1 + skip) continue;
-        uint32_t opi = static_cast<uint32_t>(id - 1 - skip);
-        auto nv = w.new_values().find(id);
-        if (nv != w.new_values().end() && !root.operand(opi).is_ref) {
-          edits[0].root_operands.emplace_back(opi, nv->second);
-        }
-      }
-    }
-  }
-  if (r.divergence) {
-    NodeId cut = r.divergence->node;
-    uint32_t ci = trace.chunk_of(cut);
-    uint32_t local = static_cast<uint32_t>(cut - trace.chunks()[ci].base);
-    m.out_chunks = local == 0 ? ci : ci + 1;
-    if (local > 0) edits[ci].keep = local;
-    // Chunks after the cut are dropped, edits there too.
-    for (auto it = edits.begin(); it != edits.end();) {
-      it = it->first >= m.out_chunks ? edits.erase(it) : std::next(it);
-    }
-  }
-  for (auto& [ci, e] : edits) {
-    if (!e.rebuild()) continue;
-    IRT_RETURN_IF_ERROR(trace.VerifyChunk(ci));
-    ChunkBuilder b(trace.chunk_root(ci));
-    IRT_ASSIGN_OR_RETURN(m.rebuilt[ci], b.Build(e));
-  }
+  m.out_chunks = w.out_chunks();
   r.chunks_rebuilt = m.rebuilt.size();
   return rp;
 }

@@ -35,11 +35,16 @@ class PrimitiveTable {
  public:
   /// An empty table.
   PrimitiveTable() = default;
-  /// The built-in primitives: + - * / ^ div ÷ rem % (unary and binary -)
-  /// < <= > >= == != & | ! xor ⊻ sin cos tan exp log sqrt abs tanh min max
-  /// zero one, and the random draws rand and randn. Numbers promote along
-  /// Bool < Int64 < Float32 < Float64; Int64 arithmetic wraps around;
-  /// Int / Int is Float64; comparisons between integers and floats are exact.
+  /// The built-in primitives, as the IR adapter evaluates them: + - * / ^
+  /// div ÷ rem % (unary and binary -) < <= > >= == != & | ! xor ⊻ sin cos
+  /// tan exp log sqrt abs tanh min max zero one, getindex (1-based; one index
+  /// on a matrix is Julia's column-major linear index) and length, and the
+  /// random draws rand and randn. Numbers promote along Bool < Int64 <
+  /// Float32 < Float64; Int64 arithmetic wraps around; Int / Int is Float64;
+  /// comparisons between integers and floats are exact. Elementwise
+  /// primitives with a tensor operand, and names the table lacks but
+  /// irt/kernels.h evaluates (matmul, transpose, sum, reshape...), go to
+  /// irt::EvalPrimitive.
   static const PrimitiveTable& Builtins();
 
   /// Adds or replaces a primitive.
@@ -49,6 +54,9 @@ class PrimitiveTable {
 
   /// The entry for `name`, or nullptr.
   const PrimitiveEntry* Find(std::string_view name) const;
+  /// Whether Apply(name, args) with `arity` arguments evaluates something:
+  /// an entry, or a tensor kernel of irt/kernels.h.
+  bool Knows(std::string_view name, size_t arity) const;
   bool IsRandom(std::string_view name) const;
   /// Evaluates `name` on `args`. kUnsupported if there is no such primitive
   /// or it is a random draw; otherwise what the primitive returns.

@@ -121,6 +121,9 @@ class Replay {
 
  private:
   Replay();
+  static Result<Replay> RunImpl(const Trace& trace,
+                                std::span<const std::pair<NodeId, Value>> changes,
+                                const ReplayOptions& options, const std::vector<NodeId>* open);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
