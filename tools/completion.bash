@@ -2,4 +2,4 @@
 # lists them, file names otherwise (bash-completion's _longopt). Source this
 # file, or install it as /usr/share/bash-completion/completions/irt-print
 # with a symlink of that name for each tool.
-complete -F _longopt irt-check irt-print irt-trace
+complete -F _longopt irt-check irt-diff irt-print irt-replay irt-trace

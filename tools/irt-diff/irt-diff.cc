@@ -27,7 +27,10 @@ int main(int argc, char** argv) {
       ->type_name("X");
   app.add_option("--ignore-meta", opts.ignore_meta,
                  "Neither compare nor show metadata KEY (repeatable)")
-      ->type_name("KEY");
+      ->type_name("KEY")
+      ->expected(1)  // one key per --ignore-meta, so the traces may follow
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("-U,--context", opts.context, "Show N unchanged children around each change")
       ->type_name("N");
   app.add_option("--max-elements", opts.max_elements,

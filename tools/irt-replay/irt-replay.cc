@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
                  "Give the node at PATH the value VALUE (a literal), e.g. @2=3.0 or @8/@4=0.1; "
                  "repeatable")
       ->type_name("@PATH=VALUE")
+      ->expected(1)  // one change per --set, so the trace may follow
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->required();
   app.add_option("-o,--output", output,
                  "Write the new trace to FILE (atomically) instead of stdout")

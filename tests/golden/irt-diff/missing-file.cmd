@@ -1,0 +1,1 @@
+irt-diff missing.fb other.fb

@@ -1,0 +1,1 @@
+irt-diff --frobnicate a.fb b.fb

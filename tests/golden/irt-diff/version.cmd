@@ -1,0 +1,1 @@
+irt-diff --version

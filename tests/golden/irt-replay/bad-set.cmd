@@ -1,0 +1,1 @@
+irt-replay --set @2 -o out.fb h.fb

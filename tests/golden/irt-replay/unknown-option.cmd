@@ -1,0 +1,1 @@
+irt-replay --set @2=1.0 --frobnicate h.fb
