@@ -881,7 +881,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     }
     scratch_[arity] = yv;
     internal::RunScalar(*prog, scratch_.data());
-    adj_[slot] = scratch_[static_cast<size_t>(prog->outputs[0])];
+    adj_[slot] = scratch_[static_cast<size_t>(prog->souts[0])];
     return Status::Ok();
   }
   vscratch_.assign(static_cast<size_t>(prog->num_regs), Value());
@@ -1153,13 +1153,13 @@ bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& 
     if (!var[j] || !rc->progs[j]) continue;
     const Program& p = *rc->progs[j];
     internal::RunScalar(p, regs);
-    double g = regs[p.outputs[0]];
+    double g = regs[p.souts[0]];
     NodeId t = targets[j];
-    if (p.outputs.size() > 1) {
+    if (p.souts.size() > 1) {
       double idx[kMaxArity];
-      size_t ni = p.outputs.size() - 1;
+      size_t ni = p.souts.size() - 1;
       if (ni > kMaxArity) return false;
-      for (size_t q = 0; q < ni; ++q) idx[q] = regs[p.outputs[q + 1]];
+      for (size_t q = 0; q < ni; ++q) idx[q] = regs[p.souts[q + 1]];
       if (!AccumulateSparse(t, g, idx, ni, nullptr).ok()) return false;
       continue;
     }
@@ -1210,18 +1210,18 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
         regs_ready = true;
       }
       internal::RunScalar(p, scratch_.data());
-      double g = scratch_[static_cast<size_t>(p.outputs[0])];
+      double g = scratch_[static_cast<size_t>(p.souts[0])];
       if (sparse) {
         double idx[8];
-        size_t ni = p.outputs.size() - 1;
+        size_t ni = p.souts.size() - 1;
         if (ni <= 8) {
-          for (size_t q = 0; q < ni; ++q) idx[q] = scratch_[static_cast<size_t>(p.outputs[q + 1])];
+          for (size_t q = 0; q < ni; ++q) idx[q] = scratch_[static_cast<size_t>(p.souts[q + 1])];
           IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, g, idx, ni, nullptr));
           continue;
         }
         std::vector<Value> vidx;
         for (size_t q = 0; q < ni; ++q) {
-          vidx.push_back(Value::F64(scratch_[static_cast<size_t>(p.outputs[q + 1])]));
+          vidx.push_back(Value::F64(scratch_[static_cast<size_t>(p.souts[q + 1])]));
         }
         IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, g, nullptr, ni, vidx.data()));
         continue;

@@ -15,9 +15,24 @@
 #include <limits>
 #include <map>
 
+#include "kernels_internal.h"
 #include "scalar_ops.h"
 
 namespace irt {
+
+namespace internal {
+
+// Checked here, in code built for the baseline instruction set.
+bool CpuHasAvx2Fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+}  // namespace internal
 
 namespace {
 
@@ -643,6 +658,10 @@ Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
   }
   Elements<double> ea(a), eb(b);
   Tensor t = Tensor::Zeros(DType::kF64, {m, n});
+  if (internal::CpuHasAvx2Fma() &&
+      internal::GemmF64Avx2(ea.data(), m, k, false, eb.data(), k, n, false, t.f64(), m, n)) {
+    return Value::MakeTensor(std::move(t));
+  }
   Eigen::Map<const MatrixR<double>> A(ea.data(), m, k), B(eb.data(), k, n);
   Eigen::Map<MatrixR<double>> C(t.f64(), m, n);
   C.noalias() = A * B;
@@ -1165,5 +1184,66 @@ Result<Value> EvalPrimitive(std::string_view op, std::span<const Value> args) {
   }
   return it->second.fn(op, args);
 }
+
+namespace internal {
+
+namespace {
+
+template <typename T>
+void Gemm(const T* a, int64_t ar, int64_t ac, bool ta, const T* b, int64_t br, int64_t bc, bool tb,
+          T* c, int64_t m, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (CpuHasAvx2Fma() && GemmF64Avx2(a, ar, ac, ta, b, br, bc, tb, c, m, n)) return;
+  }
+  Eigen::Map<const MatrixR<T>> A(a, ar, ac), B(b, br, bc);
+  Eigen::Map<MatrixR<T>> C(c, m, n);
+  if (!ta && !tb) {
+    C.noalias() = A * B;
+  } else if (ta && !tb) {
+    C.noalias() = A.transpose() * B;
+  } else if (!ta && tb) {
+    C.noalias() = A * B.transpose();
+  } else {
+    C.noalias() = A.transpose() * B.transpose();
+  }
+}
+
+}  // namespace
+
+Result<Value> MatmulTransposed(const Value& a, bool ta, const Value& b, bool tb) {
+  auto matrix = [](const Value& v) {
+    return v.kind() == VKind::kTensor && v.tensor().shape.size() == 2 &&
+           IsFloatDType(v.tensor().dtype);
+  };
+  if (!matrix(a) || !matrix(b)) {
+    Value x = a, y = b;
+    if (ta) {
+      IRT_ASSIGN_OR_RETURN(x, Transpose("transpose", a));
+    }
+    if (tb) {
+      IRT_ASSIGN_OR_RETURN(y, Transpose("transpose", b));
+    }
+    return Matmul("matmul", x, y);
+  }
+  const Tensor& x = a.tensor();
+  const Tensor& y = b.tensor();
+  int64_t ar = x.shape[0], ac = x.shape[1], br = y.shape[0], bc = y.shape[1];
+  int64_t m = ta ? ac : ar, k = ta ? ar : ac, k2 = tb ? bc : br, n = tb ? br : bc;
+  if (k != k2) {
+    return Bad("matmul",
+               "inner dimensions " + std::to_string(k) + " and " + std::to_string(k2) + " differ");
+  }
+  if (x.dtype == DType::kF32 && y.dtype == DType::kF32) {
+    Tensor t = Tensor::Zeros(DType::kF32, {m, n});
+    Gemm(x.f32(), ar, ac, ta, y.f32(), br, bc, tb, t.f32(), m, n);
+    return Value::MakeTensor(std::move(t));
+  }
+  Elements<double> ea(a), eb(b);
+  Tensor t = Tensor::Zeros(DType::kF64, {m, n});
+  Gemm(ea.data(), ar, ac, ta, eb.data(), br, bc, tb, t.f64(), m, n);
+  return Value::MakeTensor(std::move(t));
+}
+
+}  // namespace internal
 
 }  // namespace irt

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "irt/kernels.h"
+#include "kernels_internal.h"
 
 namespace irt::internal {
 
@@ -113,7 +114,57 @@ class Compiler {
   Program Finish(std::vector<int32_t> outputs) {
     p_.outputs = std::move(outputs);
     p_.num_regs = next_;
+    Lower(p_);
     return std::move(p_);
+  }
+
+  // The scalar form and the transpose fusion plan.
+  static void Lower(Program& p) {
+    std::vector<int32_t> alias(static_cast<size_t>(p.num_regs));
+    for (size_t r = 0; r < alias.size(); ++r) alias[r] = static_cast<int32_t>(r);
+    auto res = [&](int32_t r) { return r < 0 ? r : alias[static_cast<size_t>(r)]; };
+    bool fits = p.num_regs < 32000;
+    for (const Instr& in : p.code) {
+      if (!in.has_sop) continue;
+      if (in.sop == SOp::kCopy) {
+        alias[static_cast<size_t>(in.dst)] = res(in.args[0]);
+        continue;
+      }
+      ScalarInstr si{in.sop, static_cast<uint8_t>(in.args.size()), 0, 0,
+                     0,      static_cast<int16_t>(in.dst)};
+      si.a = static_cast<int16_t>(res(in.args[0]));
+      if (in.args.size() > 1) si.b = static_cast<int16_t>(res(in.args[1]));
+      if (in.args.size() > 2) si.c = static_cast<int16_t>(res(in.args[2]));
+      p.scode.push_back(si);
+    }
+    if (!fits) p.scalar = false;
+    for (int32_t o : p.outputs) p.souts.push_back(res(o));
+    // A transpose whose only use is an operand of a matmul is folded into it.
+    std::vector<int> uses(static_cast<size_t>(p.num_regs), 0);
+    for (const Instr& in : p.code) {
+      for (int32_t a : in.args) {
+        if (a >= 0) ++uses[static_cast<size_t>(a)];
+      }
+    }
+    for (int32_t o : p.outputs) {
+      if (o >= 0) ++uses[static_cast<size_t>(o)];
+    }
+    p.fuse.assign(p.code.size(), 0);
+    std::vector<int> producer(static_cast<size_t>(p.num_regs), -1);
+    for (size_t i = 0; i < p.code.size(); ++i) {
+      const Instr& in = p.code[i];
+      if (in.op == "matmul" && in.args.size() == 2) {
+        for (int k = 0; k < 2; ++k) {
+          int32_t a = in.args[static_cast<size_t>(k)];
+          if (a < 0 || uses[static_cast<size_t>(a)] != 1) continue;
+          int t = producer[static_cast<size_t>(a)];
+          if (t < 0 || p.code[static_cast<size_t>(t)].op != "transpose") continue;
+          p.fuse[static_cast<size_t>(t)] = 1;
+          p.fuse[i] |= k == 0 ? 2 : 4;
+        }
+      }
+      producer[static_cast<size_t>(in.dst)] = static_cast<int>(i);
+    }
   }
 
  private:
@@ -204,16 +255,32 @@ Result<Program> CompileReverse(const Rule& rule, size_t arity, size_t i) {
 
 void RunScalar(const Program& p, double* regs) {
   for (const auto& [reg, v] : p.consts) regs[reg] = v;
-  for (const Instr& in : p.code) {
-    switch (in.args.size()) {
+  for (const ScalarInstr& in : p.scode) {
+    switch (in.n) {
       case 1:
-        regs[in.dst] = Apply1(in.sop, regs[in.args[0]]);
+        regs[in.dst] = Apply1(in.op, regs[in.a]);
         break;
       case 2:
-        regs[in.dst] = Apply2(in.sop, regs[in.args[0]], regs[in.args[1]]);
+        switch (in.op) {  // the common cases inline
+          case SOp::kAdd:
+            regs[in.dst] = regs[in.a] + regs[in.b];
+            break;
+          case SOp::kSub:
+            regs[in.dst] = regs[in.a] - regs[in.b];
+            break;
+          case SOp::kMul:
+            regs[in.dst] = regs[in.a] * regs[in.b];
+            break;
+          case SOp::kDiv:
+            regs[in.dst] = regs[in.a] / regs[in.b];
+            break;
+          default:
+            regs[in.dst] = Apply2(in.op, regs[in.a], regs[in.b]);
+            break;
+        }
         break;
       default:
-        regs[in.dst] = regs[in.args[0]] != 0 ? regs[in.args[1]] : regs[in.args[2]];
+        regs[in.dst] = regs[in.a] != 0 ? regs[in.b] : regs[in.c];
         break;
     }
   }
@@ -225,7 +292,24 @@ Status RunValues(const Program& p, std::vector<Value>& regs, bool f32, ProgramOb
     if (observer) observer->OnConst(reg, regs[static_cast<size_t>(reg)]);
   }
   std::vector<Value> args;
-  for (const Instr& in : p.code) {
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const Instr& in = p.code[i];
+    if (observer == nullptr && p.fuse[i] != 0) {
+      if (p.fuse[i] == 1) continue;  // folded into the matmul that uses it
+      // matmul with transposed operands: pass the transposes' sources.
+      auto source = [&](int k) -> const Value& {
+        int32_t a = in.args[static_cast<size_t>(k)];
+        if (!(p.fuse[i] & (k == 0 ? 2 : 4))) return regs[static_cast<size_t>(a)];
+        for (size_t j = i; j-- > 0;) {
+          if (p.code[j].dst == a) return regs[static_cast<size_t>(p.code[j].args[0])];
+        }
+        return regs[static_cast<size_t>(a)];
+      };
+      auto r = MatmulTransposed(source(0), (p.fuse[i] & 2) != 0, source(1), (p.fuse[i] & 4) != 0);
+      if (!r) return r.error();
+      regs[static_cast<size_t>(in.dst)] = std::move(r).value();
+      continue;
+    }
     args.clear();
     for (int32_t a : in.args) args.push_back(regs[static_cast<size_t>(a)]);
     auto r = EvalPrimitive(in.op, args);

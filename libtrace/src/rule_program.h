@@ -34,8 +34,23 @@ struct Instr {
   int32_t dst = 0;
 };
 
+/// An instruction of the binary64 form, compact for the sweep's inner loop.
+struct ScalarInstr {
+  SOp op;
+  uint8_t n;  // operands: 1, 2 or 3 (ifelse)
+  int16_t a, b, c, dst;
+};
+
 struct Program {
   std::vector<Instr> code;
+  /// The binary64 form: `code` without the copies (sum_to, broadcast_to,
+  /// identity, transpose and sum on scalars), their registers renamed.
+  std::vector<ScalarInstr> scode;
+  std::vector<int32_t> souts;  // `outputs` renamed likewise
+  /// Per instruction of `code`, for RunValues without an observer: 1 for a
+  /// transpose folded into the matmul that uses it, 2|4 on that matmul for a
+  /// transposed first|second operand (Eigen multiplies transposed views).
+  std::vector<uint8_t> fuse;
   std::vector<std::pair<int32_t, double>> consts;
   /// Results: reverse lines give [contribution, index...]; forward [tangent].
   /// kZeroReg means the result is zero (forward mode, no tangent reaches it).

@@ -1,6 +1,7 @@
 // irt-grad: derivatives of a trace's result, the backward pass as a trace,
 // or the trace annotated with adjoints.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -45,6 +46,10 @@ std::string ExePath(const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Tensor adjoints are large, short-lived buffers: keep freed memory for
+  // reuse rather than returning it to the system and faulting it in again.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   irt::tools::Cli cli("irt-grad", "Derivatives of a trace's result: reverse or forward mode");
   std::string input = "-", output = "-", mode = "reverse", wrt, seed, npy;
   std::vector<std::string> tangents, rule_files;
