@@ -1,0 +1,1329 @@
+// Dynamic slicing. A slice is computed by one walk over the global node
+// order: backward slices walk down from the start (references are backward
+// distances, so every dependence of a node is met after it), forward slices
+// walk up. Calls are tracked with an explicit stack of frames; a nested call
+// whose body holds nothing pending is hopped in one step through the link
+// from its closing node back to its marker. Node sets are bitmaps over the
+// global order (calloc'ed, so untouched pages cost nothing), pending work is
+// a bitmap plus a running "highest pending node" so that finding the next
+// node to visit costs one word scan per 64 nodes skipped.
+//
+// Writing the slice is a second, ascending pass over the kept nodes only;
+// references are renumbered by rank queries over the kept-node bitmap.
+#include "irt/slice.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "chunk.h"
+#include "irt/writer.h"
+
+namespace irt {
+
+namespace {
+
+bool IsCloser(NodeKind k) { return k == NodeKind::kReturn || k == NodeKind::kError; }
+
+// Inline population count (std::popcount is a library call without -mpopcnt).
+inline uint64_t PopCount(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return (x * 0x0101010101010101ull) >> 56;
+}
+
+// ---------------------------------------------------------------- BitMap
+
+// A bitmap over [0, n) whose storage comes from calloc: large allocations
+// are fresh zero pages, so only the words the slice touches cost memory.
+// Tracks the range of words ever set, which bounds every scan.
+class BitMap {
+ public:
+  BitMap() = default;
+  explicit BitMap(uint64_t n) : n_(n), nwords_((n + 63) / 64) {
+    if (nwords_ > 0) {
+      data_ = static_cast<uint64_t*>(std::calloc(nwords_, sizeof(uint64_t)));
+    }
+  }
+  BitMap(BitMap&& o) noexcept { *this = std::move(o); }
+  BitMap& operator=(BitMap&& o) noexcept {
+    std::swap(n_, o.n_);
+    std::swap(nwords_, o.nwords_);
+    std::swap(data_, o.data_);
+    std::swap(lo_, o.lo_);
+    std::swap(hi_, o.hi_);
+    return *this;
+  }
+  ~BitMap() { std::free(data_); }
+  bool ok() const { return nwords_ == 0 || data_ != nullptr; }
+
+  bool Test(uint64_t i) const { return i < n_ && ((data_[i >> 6] >> (i & 63)) & 1) != 0; }
+  // Returns true when the bit was clear.
+  bool Set(uint64_t i) {
+    uint64_t w = i >> 6;
+    uint64_t m = 1ull << (i & 63);
+    bool was = (data_[w] & m) != 0;
+    data_[w] |= m;
+    if (w < lo_) lo_ = w;
+    if (w + 1 > hi_) hi_ = w + 1;
+    return !was;
+  }
+  void Clear(uint64_t i) { data_[i >> 6] &= ~(1ull << (i & 63)); }
+  uint64_t Word(uint64_t w) const { return w < lo_ || w >= hi_ ? 0 : data_[w]; }
+  // First and one-past-last word ever set (lo > hi when empty).
+  uint64_t lo_word() const { return lo_; }
+  uint64_t hi_word() const { return hi_; }
+
+  // The largest set index < i, or kNoNode.
+  uint64_t PrevSet(uint64_t i) const {
+    if (i == 0 || hi_ == 0) return kNoNode;
+    uint64_t idx = i - 1;
+    uint64_t w = idx >> 6;
+    if (w >= hi_) {
+      w = hi_ - 1;
+      idx = w * 64 + 63;
+    }
+    uint64_t bits = data_[w] & (~0ull >> (63 - (idx & 63)));
+    while (true) {
+      if (bits != 0) return w * 64 + 63 - static_cast<uint64_t>(std::countl_zero(bits));
+      if (w == 0 || w <= lo_) return kNoNode;
+      bits = data_[--w];
+    }
+  }
+  // The smallest set index >= i, or kNoNode.
+  uint64_t NextSet(uint64_t i) const {
+    if (i >= n_) return kNoNode;
+    uint64_t w = i >> 6;
+    if (w < lo_) {
+      w = lo_;
+      i = w * 64;
+    }
+    if (w >= hi_) return kNoNode;
+    uint64_t bits = data_[w] & (~0ull << (i & 63));
+    while (true) {
+      if (bits != 0) return w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+      if (++w >= hi_) return kNoNode;
+      bits = data_[w];
+    }
+  }
+
+ private:
+  uint64_t n_ = 0;
+  uint64_t nwords_ = 0;
+  uint64_t* data_ = nullptr;
+  uint64_t lo_ = ~0ull;
+  uint64_t hi_ = 0;
+};
+
+// ---------------------------------------------------------------- NodeReader
+
+// Checked access to nodes without building NodeViews: caches the current
+// chunk and each chunk's references-per-class table. Every node handed out
+// passed internal::CheckNode (class, reference ranges, distances, value).
+struct RawNode {
+  NodeId id = 0;
+  uint32_t chunk_index = 0;
+  const fb::Chunk* chunk = nullptr;
+  const fb::NodeClass* cls = nullptr;
+  const fb::Node* node = nullptr;
+  uint32_t nrefs = 0;  // operand references, without a closer's call link
+
+  NodeKind kind() const { return static_cast<NodeKind>(cls->kind()); }
+  NodeId ref(uint32_t k) const { return id - chunk->refs()->Get(node->first_ref() + k); }
+  // The marker a Return/Error closes.
+  NodeId closes() const { return id - chunk->refs()->Get(node->first_ref() + nrefs); }
+  uint32_t pos() const { return cls->pos(); }
+  uint32_t block() const { return cls->block(); }
+  bool is_branch() const { return kind() == NodeKind::kJump || kind() == NodeKind::kReturn; }
+  bool has_condition() const { return (cls->flags() & 1) != 0; }
+  // Index among the references of a jump's condition, or -1 when the jump
+  // has none or its condition is a literal.
+  int condition_ref() const {
+    if (kind() != NodeKind::kJump || !has_condition() || cls->n_operands() == 0) return -1;
+    uint32_t last = chunk->operands()->Get(cls->first_operand() + cls->n_operands() - 1u);
+    return last == 0 ? static_cast<int>(nrefs) - 1 : -1;
+  }
+  std::string_view op() const {
+    if (cls->op() == ~0u) return {};
+    return chunk->strings()->Get(cls->op())->string_view();
+  }
+  Value value() const { return internal::DecodeValue(chunk, node->value(), cls->vkind()); }
+  // Metadata of this node, in writing order.
+  std::vector<std::pair<std::string_view, Value>> meta() const {
+    std::vector<std::pair<std::string_view, Value>> out;
+    const auto* m = chunk->meta();
+    if (m == nullptr || m->size() == 0) return out;
+    uint32_t local = static_cast<uint32_t>(node - chunk->nodes()->Get(0));
+    uint32_t lo = 0, hi = m->size();
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (m->Get(mid)->node() < local) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    for (uint32_t i = lo; i < m->size() && m->Get(i)->node() == local; ++i) {
+      out.emplace_back(chunk->strings()->Get(m->Get(i)->key())->string_view(),
+                       internal::DecodeValue(chunk, m->Get(i)->value()));
+    }
+    return out;
+  }
+};
+
+class NodeReader {
+ public:
+  explicit NodeReader(const Trace& t)
+      : t_(t), facts_(t.chunks().size()), checked_(t.chunks().size(), 0) {}
+
+  Result<RawNode> Get(NodeId id) {
+    Window* w = &win_[mru_];
+    if (id < w->base || id >= w->end) {
+      w = nullptr;
+      for (uint32_t k = 0; k < kWindows; ++k) {
+        if (id >= win_[k].base && id < win_[k].end) {
+          w = &win_[k];
+          mru_ = k;
+          break;
+        }
+      }
+      if (w == nullptr) {
+        IRT_RETURN_IF_ERROR(Enter(id));
+        w = &win_[mru_];
+      }
+    }
+    uint32_t local = static_cast<uint32_t>(id - w->base);
+    RawNode n;
+    n.id = id;
+    n.chunk_index = w->ci;
+    n.chunk = w->chunk;
+    n.node = w->nodes->Get(local);
+    n.cls = w->classes->Get(n.node->cls());
+    n.nrefs = facts_[w->ci].class_refs[n.node->cls()];
+    if (IsCloser(n.kind())) --n.nrefs;  // the call link (checked to exist)
+    return n;
+  }
+
+ private:
+  // Loads the chunk of `id` into the least recently replaced window; the
+  // first time, verifies the chunk and checks every one of its nodes, so
+  // that Get needs no checks of its own.
+  Status Enter(NodeId id) {
+    if (id >= t_.size()) {
+      return NotFound(t_.name() + ": node " + std::to_string(id) + " out of range (trace has " +
+                      std::to_string(t_.size()) + " nodes)");
+    }
+    uint32_t ci = t_.chunk_of(id);
+    const fb::Chunk* c = t_.chunk_root(ci);
+    NodeId base = t_.chunks()[ci].base;
+    uint64_t count = t_.chunks()[ci].num_nodes;
+    if (!checked_[ci]) {
+      IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
+      // VerifyChunk checked the classes and the operand pool.
+      std::vector<uint16_t>& refs = facts_[ci].class_refs;
+      refs.clear();
+      const auto* classes = c->classes();
+      for (uint32_t k = 0; classes != nullptr && k < classes->size(); ++k) {
+        const fb::NodeClass* cls = classes->Get(k);
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < cls->n_operands(); ++j) {
+          if (c->operands()->Get(cls->first_operand() + j) == 0) ++n;
+        }
+        if (cls->kind() == fb::Kind::Return || cls->kind() == fb::Kind::Error) ++n;
+        refs.push_back(static_cast<uint16_t>(n));
+      }
+      for (uint32_t local = 0; local < count; ++local) {
+        Status s = internal::CheckNode(c, facts_[ci], local, base + local);
+        if (!s.ok())
+          return DataError(t_.name() + ": " + internal::At(ci, base + local, s.message()));
+        uint32_t k = c->nodes()->Get(local)->cls();
+        fb::Kind kind = c->classes()->Get(k)->kind();
+        if ((kind == fb::Kind::Return || kind == fb::Kind::Error) && refs[k] == 0) {
+          return DataError(t_.name() + ": " +
+                           internal::At(ci, base + local, "a closing node without a call link"));
+        }
+      }
+      checked_[ci] = 1;
+    }
+    next_ = (next_ + 1) % kWindows;
+    Window& w = win_[next_];
+    w.chunk = c;
+    w.nodes = c->nodes();
+    w.classes = c->classes();
+    w.ci = ci;
+    w.base = base;
+    w.end = base + count;
+    mru_ = next_;
+    return Status::Ok();
+  }
+
+  struct Window {
+    NodeId base = 1, end = 0;
+    uint32_t ci = 0;
+    const fb::Chunk* chunk = nullptr;
+    const flatbuffers::Vector<const fb::Node*>* nodes = nullptr;
+    const flatbuffers::Vector<const fb::NodeClass*>* classes = nullptr;
+  };
+  static constexpr uint32_t kWindows = 4;
+
+ public:
+  // A node that must close a call: checks the link lands on a marker.
+  Result<NodeId> MarkerOf(const RawNode& closer) {
+    NodeId m = closer.closes();
+    IRT_ASSIGN_OR_RETURN(RawNode mv, Get(m));
+    if (mv.kind() != NodeKind::kCall)
+      return Bad(closer.id, "closes node " + std::to_string(m) + ", which is not a call marker");
+    return m;
+  }
+
+  Status Bad(NodeId id, const std::string& what) const {
+    return DataError(t_.name() + ": " + internal::At(t_.chunk_of(id), id, what));
+  }
+
+ private:
+  const Trace& t_;
+  std::vector<internal::ChunkFacts> facts_;
+  std::vector<uint8_t> checked_;
+  Window win_[kWindows];
+  uint32_t mru_ = 0, next_ = 0;
+};
+
+// ---------------------------------------------------------------- branch tables
+
+// For each block of a function, the conditions of its branches in order
+// (the SSA id of `br B unless %c`, 0 for a branch without one or with a
+// literal condition), read from the function's IR text. Only what control
+// dependences need: which conditions were evaluated, and found true, before
+// the branch at position &k was taken.
+class BranchTable {
+ public:
+  static BranchTable Parse(std::string_view ir) {
+    BranchTable t;
+    uint32_t block = 0;
+    size_t at = 0;
+    while (at <= ir.size()) {
+      size_t nl = ir.find('\n', at);
+      if (nl == std::string_view::npos) nl = ir.size();
+      std::string_view line = StripComment(ir.substr(at, nl - at));
+      at = nl + 1;
+      line = Trim(line);
+      if (line.empty()) continue;
+      // "N:" or "N: (%a, %b)" opens a block.
+      size_t digits = 0;
+      while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9') ++digits;
+      if (digits > 0 && digits < line.size() && line[digits] == ':') {
+        std::from_chars(line.data(), line.data() + digits, block);
+        continue;
+      }
+      if (block == 0) continue;
+      bool is_br = line.size() >= 2 && line.substr(0, 2) == "br" &&
+                   (line.size() == 2 || line[2] == ' ' || line[2] == '\t');
+      bool is_ret = line.substr(0, 6) == "return" &&
+                    (line.size() == 6 || line[6] == ' ' || line[6] == '\t' || line[6] == '(');
+      if (!is_br && !is_ret) continue;
+      uint32_t cond = 0;
+      if (is_br) {
+        size_t u = line.rfind(" unless ");
+        if (u != std::string_view::npos) {
+          std::string_view c = Trim(line.substr(u + 8));
+          if (c.size() > 1 && c[0] == '%') {
+            std::from_chars(c.data() + 1, c.data() + c.size(), cond);
+          }
+        }
+      }
+      if (t.blocks_.size() < block) t.blocks_.resize(block);
+      t.blocks_[block - 1].push_back(cond);
+      if (cond != 0) t.conds_.push_back(cond);
+    }
+    std::sort(t.conds_.begin(), t.conds_.end());
+    t.conds_.erase(std::unique(t.conds_.begin(), t.conds_.end()), t.conds_.end());
+    return t;
+  }
+  // Conditions of branches 1..k-1 of `block` (nonzero SSA ids only).
+  template <typename F>
+  void NotTaken(uint32_t block, uint32_t k, F&& f) const {
+    if (block == 0 || block > blocks_.size()) return;
+    const auto& b = blocks_[block - 1];
+    for (uint32_t j = 1; j < k && j <= b.size(); ++j) {
+      if (b[j - 1] != 0) f(b[j - 1]);
+    }
+  }
+  // Whether SSA id `ssa` is a branch condition anywhere in the function.
+  bool IsCondition(uint32_t ssa) const {
+    return std::binary_search(conds_.begin(), conds_.end(), ssa);
+  }
+  bool empty() const { return blocks_.empty(); }
+
+ private:
+  static std::string_view Trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+      s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+      s.remove_suffix(1);
+    }
+    return s;
+  }
+  static std::string_view StripComment(std::string_view s) {
+    bool quoted = false;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\\' && quoted) {
+        ++i;
+      } else if (s[i] == '"') {
+        quoted = !quoted;
+      } else if (s[i] == '#' && !quoted) {
+        return s.substr(0, i);
+      }
+    }
+    return s;
+  }
+  std::vector<std::vector<uint32_t>> blocks_;
+  std::vector<uint32_t> conds_;  // sorted
+};
+
+class BranchTables {
+ public:
+  explicit BranchTables(const Trace& t) : t_(t) {}
+  // The table of the function called at `marker` (by its op name); an
+  // empty table when the trace carries no IR for it.
+  const BranchTable* For(std::string_view fn, NodeId marker) {
+    auto it = tables_.find(std::string(fn));
+    if (it != tables_.end()) return &it->second;
+    BranchTable table;
+    if (auto ir = t_.FunctionIR(fn, marker)) table = BranchTable::Parse(*ir);
+    return &tables_.emplace(std::string(fn), std::move(table)).first->second;
+  }
+
+ private:
+  const Trace& t_;
+  std::unordered_map<std::string, BranchTable> tables_;
+};
+
+// ---------------------------------------------------------------- paths
+
+// The calls from the root down to the node at `path`, with the body of the
+// innermost one: chain[0] is the root, chain.back() the call whose body holds
+// the target (the root itself for "" and "@").
+struct Located {
+  std::vector<Child> chain;
+  std::optional<CallBody> body;  // body of chain.back()
+  Child target;
+  int64_t pos = -1;  // target's position in body; -1 for the root
+};
+
+Result<Located> Locate(const Trace& trace, std::string_view path) {
+  Located out;
+  IRT_ASSIGN_OR_RETURN(Child root, RootCall(trace));
+  if (root.end == kNoNode) return DataError(trace.name() + ": the root call never returns");
+  out.chain.push_back(root);
+  out.target = root;
+  std::string_view rest = path;
+  if (rest == "@" || rest.empty()) return out;
+  std::string walked;
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    if (slash != std::string_view::npos && rest.empty()) {
+      return InvalidArgument("bad node path '" + std::string(path) + "': trailing '/'");
+    }
+    std::string_view digits = part;
+    if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
+    uint64_t pos = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
+    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0) {
+      return InvalidArgument("bad node path '" + std::string(path) + "': '" + std::string(part) +
+                             "' is not a position like @4");
+    }
+    if (!out.target.is_call()) {
+      return InvalidArgument("bad node path '" + std::string(path) + "': " + walked +
+                             " is not a nested call");
+    }
+    if (out.target.end == kNoNode) {
+      return DataError(trace.name() + ": the call at " + walked + " never returns");
+    }
+    if (out.pos >= 0) out.chain.push_back(out.target);
+    IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, out.target));
+    if (pos > body.size()) {
+      return NotFound("node path '" + std::string(path) +
+                      "': " + (walked.empty() ? "the root call" : walked) + " has " +
+                      std::to_string(body.size()) + " children, no @" + std::to_string(pos));
+    }
+    out.target = body[pos - 1];
+    out.pos = static_cast<int64_t>(pos - 1);
+    out.body = std::move(body);
+    walked += (walked.empty() ? "@" : "/@") + std::to_string(pos);
+  }
+  if (out.target.is_call() && out.target.end == kNoNode) {
+    return DataError(trace.name() + ": the call at " + walked + " never returns");
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Slice
+
+struct Slice::Impl {
+  SliceOptions opts;
+  std::string path;
+  NodeId start = kNoNode;
+  uint64_t count = 0;
+  BitMap selected;  // S
+  BitMap context;   // C: markers and closers of the calls kept as context
+  BitMap refd;      // R: every node a kept node references
+
+  void Select(NodeId id) {
+    if (selected.Set(id)) ++count;
+  }
+};
+
+Slice::Slice() : impl_(new Impl) {}
+Slice::Slice(Slice&&) noexcept = default;
+Slice& Slice::operator=(Slice&&) noexcept = default;
+Slice::~Slice() = default;
+
+bool Slice::Contains(NodeId id) const { return impl_->selected.Test(id); }
+bool Slice::IsContext(NodeId id) const { return impl_->context.Test(id); }
+uint64_t Slice::size() const { return impl_->count; }
+NodeId Slice::NextSelected(NodeId from) const { return impl_->selected.NextSet(from); }
+NodeId Slice::start() const { return impl_->start; }
+const SliceOptions& Slice::options() const { return impl_->opts; }
+const std::string& Slice::path() const { return impl_->path; }
+std::string Slice::description() const { return DescribeSlice(impl_->path, impl_->opts); }
+
+std::string DescribeSlice(std::string_view path, const SliceOptions& opts) {
+  std::string s = opts.direction == SliceDirection::kBackward ? "backward " : "forward ";
+  s += path.empty() ? "@" : std::string(path);
+  if (opts.through_calls) s += " --through-calls";
+  if (opts.control) s += " --control";
+  return s;
+}
+
+namespace {
+
+// The state every walk shares.
+struct Walk {
+  const Trace& trace;
+  Slice::Impl& s;
+  NodeReader reader;
+  BranchTables tables;
+  bool control;
+
+  Walk(const Trace& t, Slice::Impl& impl)
+      : trace(t), s(impl), reader(t), tables(t), control(impl.opts.control) {}
+
+  // Records call `c` as context: its marker and closer are kept, and so is
+  // everything they reference.
+  Status KeepCall(NodeId marker, NodeId closer) {
+    s.context.Set(marker);
+    s.context.Set(closer);
+    for (NodeId id : {marker, closer}) {
+      IRT_ASSIGN_OR_RETURN(RawNode n, reader.Get(id));
+      for (uint32_t k = 0; k < n.nrefs; ++k) s.refd.Set(n.ref(k));
+    }
+    return Status::Ok();
+  }
+  const BranchTable* TableOf(NodeId marker) {
+    if (!control) return nullptr;
+    auto m = reader.Get(marker);
+    if (!m) return nullptr;
+    return tables.For(m->op(), marker);
+  }
+};
+
+// Small set of SSA ids (a handful per frame at most).
+struct SsaSet {
+  std::vector<uint32_t> ids;
+  bool empty() const { return ids.empty(); }
+  void Add(uint32_t id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  bool Take(uint32_t id) {
+    auto it = std::find(ids.begin(), ids.end(), id);
+    if (it == ids.end()) return false;
+    ids.erase(it);
+    return true;
+  }
+};
+
+// Most recent "selected?" state of SSA ids that are branch conditions.
+struct SsaState {
+  std::vector<std::pair<uint32_t, bool>> v;
+  void Put(uint32_t id, bool sel) {
+    for (auto& e : v) {
+      if (e.first == id) {
+        e.second = sel;
+        return;
+      }
+    }
+    v.emplace_back(id, sel);
+  }
+  bool Get(uint32_t id) const {
+    for (const auto& e : v) {
+      if (e.first == id) return e.second;
+    }
+    return false;
+  }
+};
+
+// ---------------------------------------------------------------- backward
+
+struct BackFrame {
+  NodeId marker = 0;
+  NodeId closer = 0;
+  const BranchTable* table = nullptr;
+  bool ctl = false;      // a selected node of this body was met: earlier jumps decide it
+  bool has_sel = false;  // something in this call is selected
+  SsaSet wanted;         // not-taken conditions still to find, by SSA id
+};
+
+// One descending walk. `local` confines it to the body of the innermost
+// chain call, treating nested calls as single nodes (their result is the
+// closing node, their references the marker's).
+class BackwardWalk {
+ public:
+  BackwardWalk(Walk& w, bool local) : w_(w), local_(local), pending_(w.trace.size()) {}
+
+  Status Run(const std::vector<Child>& chain, NodeId start, bool start_is_jump) {
+    if (!pending_.ok()) return Internal("out of memory for the slice");
+    for (const Child& c : chain) {
+      BackFrame f;
+      f.marker = c.id;
+      f.closer = c.end;
+      f.table = w_.TableOf(c.id);
+      f.has_sel = true;
+      stack_.push_back(std::move(f));
+    }
+    if (start_is_jump) {
+      IRT_ASSIGN_OR_RETURN(RawNode j, w_.reader.Get(start));
+      IRT_RETURN_IF_ERROR(SelectForControl(j));
+      IRT_RETURN_IF_ERROR(AfterSelect(j));
+      if (start == 0) return Finish();
+      return Loop(start - 1);
+    }
+    Mark(start);
+    return Loop(start);
+  }
+
+ private:
+  void Mark(NodeId t) {
+    w_.s.refd.Set(t);
+    if (local_ && (t <= stack_.back().marker || t > stack_.back().closer)) return;
+    if (pending_.Set(t)) {
+      ++outstanding_;
+      if (next_ == kNoNode || t > next_) next_ = t;
+    }
+  }
+  // Whether node i is pending; clears it.
+  bool TakePending(NodeId i) {
+    if (!pending_.Test(i)) return false;
+    pending_.Clear(i);
+    --outstanding_;
+    if (i == next_) next_ = pending_.PrevSet(i);
+    return true;
+  }
+
+  Status SelectForData(const RawNode& n) {
+    w_.s.Select(n.id);
+    for (uint32_t k = 0; k < n.nrefs; ++k) Mark(n.ref(k));
+    return Status::Ok();
+  }
+  // A jump kept because a selected node's block depends on it: its
+  // condition is followed; its block arguments are only referenced.
+  Status SelectForControl(const RawNode& n) {
+    w_.s.Select(n.id);
+    int c = n.condition_ref();
+    for (uint32_t k = 0; k < n.nrefs; ++k) {
+      if (static_cast<int>(k) == c) {
+        Mark(n.ref(k));
+      } else {
+        w_.s.refd.Set(n.ref(k));
+      }
+    }
+    return Status::Ok();
+  }
+  Status AfterSelect(const RawNode& n) {
+    BackFrame& f = stack_.back();
+    f.has_sel = true;
+    if (!w_.control) return Status::Ok();
+    f.ctl = true;
+    if (n.is_branch() && n.pos() > 1 && f.table != nullptr) {
+      f.table->NotTaken(n.block(), n.pos(), [&](uint32_t ssa) { f.wanted.Add(ssa); });
+    }
+    return Status::Ok();
+  }
+
+  bool Done() const {
+    if (outstanding_ > 0) return false;
+    if (!w_.control) return true;
+    for (const BackFrame& f : stack_) {
+      if (f.ctl || !f.wanted.empty()) return false;
+    }
+    // With control across calls, a frame with selected nodes makes its
+    // caller's earlier jumps relevant.
+    if (!local_) {
+      for (const BackFrame& f : stack_) {
+        if (f.has_sel) return false;
+      }
+    }
+    return true;
+  }
+
+  Status Pop() {
+    BackFrame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (f.has_sel) IRT_RETURN_IF_ERROR(w_.KeepCall(f.marker, f.closer));
+    if (!stack_.empty() && f.has_sel) {
+      stack_.back().has_sel = true;
+      if (w_.control) stack_.back().ctl = true;  // its call site ran in the caller's block
+    }
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    while (!stack_.empty()) IRT_RETURN_IF_ERROR(Pop());
+    return Status::Ok();
+  }
+
+  Status Loop(NodeId i) {
+    while (!stack_.empty()) {
+      if (Done()) return Finish();
+      BackFrame* top = &stack_.back();
+      if (i == top->marker) {
+        if (local_) return Finish();
+        IRT_RETURN_IF_ERROR(Pop());
+        if (i == 0) break;
+        --i;
+        continue;
+      }
+      if (i < top->marker)
+        return w_.reader.Bad(i, "the walk left a call without meeting its marker");
+      IRT_ASSIGN_OR_RETURN(RawNode n, w_.reader.Get(i));
+      NodeKind k = n.kind();
+      if (k == NodeKind::kCall) {
+        return w_.reader.Bad(i, "opens a call that is never closed inside its parent");
+      }
+      if (IsCloser(k) && i != top->closer) {
+        // A nested call [m, i].
+        NodeId m = n.closes();
+        if (m <= top->marker || m >= i) {
+          return w_.reader.Bad(
+              i, "closes node " + std::to_string(m) + ", which is not a call marker of this body");
+        }
+        IRT_ASSIGN_OR_RETURN(RawNode mv, w_.reader.Get(m));
+        if (mv.kind() != NodeKind::kCall) {
+          return w_.reader.Bad(i,
+                               "closes node " + std::to_string(m) + ", which is not a call marker");
+        }
+        if (w_.control && !top->wanted.empty() && top->wanted.Take(mv.pos())) Mark(i);
+        if (local_) {
+          // The call as one node: its references are the marker's.
+          if (TakePending(i)) {
+            w_.s.Select(i);
+            for (uint32_t r = 0; r < mv.nrefs; ++r) Mark(mv.ref(r));
+            IRT_RETURN_IF_ERROR(AfterSelect(n));
+          }
+          if (m == 0) break;
+          i = m - 1;
+          continue;
+        }
+        bool enter = pending_.Test(i) || (next_ != kNoNode && next_ > m);
+        if (!enter) {
+          if (m == 0) break;
+          i = m - 1;
+          continue;
+        }
+        BackFrame f;
+        f.marker = m;
+        f.closer = i;
+        if (w_.control) f.table = w_.tables.For(mv.op(), m);
+        stack_.push_back(std::move(f));
+        continue;  // i is now the closer of the top frame
+      }
+      // A node of the top frame's body (its closer included).
+      if (w_.control && !top->wanted.empty() && !n.is_branch() && k != NodeKind::kError &&
+          top->wanted.Take(n.pos())) {
+        Mark(i);
+      }
+      if (TakePending(i)) {
+        IRT_RETURN_IF_ERROR(SelectForData(n));
+        IRT_RETURN_IF_ERROR(AfterSelect(n));
+      } else if (w_.control && top->ctl && k == NodeKind::kJump && !w_.s.selected.Test(i)) {
+        IRT_RETURN_IF_ERROR(SelectForControl(n));
+        IRT_RETURN_IF_ERROR(AfterSelect(n));
+      }
+      if (i == 0) break;
+      --i;
+    }
+    return Finish();
+  }
+
+  Walk& w_;
+  bool local_;
+  BitMap pending_;
+  uint64_t outstanding_ = 0;
+  NodeId next_ = kNoNode;  // the highest pending node
+  std::vector<BackFrame> stack_;
+};
+
+// ---------------------------------------------------------------- forward
+
+struct FwdFrame {
+  NodeId marker = 0;
+  NodeId closer = kNoNode;
+  const BranchTable* table = nullptr;
+  bool ctl = false;  // a branch decided by the slice was taken: the rest depends on it
+  bool has_sel = false;
+  SsaState conds;  // selection state of the latest value of each condition SSA id
+};
+
+class ForwardWalk {
+ public:
+  explicit ForwardWalk(Walk& w) : w_(w) {}
+
+  // Across calls: walks every node after the start up to the root's end.
+  Status RunGlobal(const std::vector<Child>& chain, const RawNode& start, bool start_is_jump) {
+    PushChain(chain);
+    IRT_RETURN_IF_ERROR(SelectStart(start, start_is_jump, false));
+    for (NodeId i = start.id + 1; i < w_.trace.size() && !stack_.empty(); ++i) {
+      IRT_ASSIGN_OR_RETURN(RawNode n, w_.reader.Get(i));
+      NodeKind k = n.kind();
+      if (k == NodeKind::kCall) {
+        FwdFrame f;
+        f.marker = i;
+        f.table = w_.control ? w_.tables.For(n.op(), i) : nullptr;
+        f.ctl = w_.control && stack_.back().ctl;
+        stack_.push_back(std::move(f));
+        continue;
+      }
+      if (IsCloser(k) && n.closes() != stack_.back().marker) {
+        return w_.reader.Bad(i, "closes node " + std::to_string(n.closes()) +
+                                    ", but the innermost open call starts at node " +
+                                    std::to_string(stack_.back().marker));
+      }
+      IRT_RETURN_IF_ERROR(Visit(n));
+      if (IsCloser(k)) IRT_RETURN_IF_ERROR(PopClosed(i));
+    }
+    if (!stack_.empty()) return w_.reader.Bad(w_.trace.size() - 1, "the root call is not closed");
+    return Status::Ok();
+  }
+
+  // Within one body: nested calls are single nodes. `unit`: the start is a
+  // nested call taken as one node (given by its closing node).
+  Status RunLocal(const std::vector<Child>& chain, const CallBody& body, size_t pos,
+                  const RawNode& start, bool start_is_jump, bool unit) {
+    PushChain(chain);
+    IRT_RETURN_IF_ERROR(SelectStart(start, start_is_jump, unit));
+    for (size_t p = pos + 1; p < body.size() && !stack_.empty(); ++p) {
+      Child c = body[p];
+      if (!c.is_call()) {
+        IRT_ASSIGN_OR_RETURN(RawNode n, w_.reader.Get(c.id));
+        IRT_RETURN_IF_ERROR(Visit(n));
+        continue;
+      }
+      IRT_ASSIGN_OR_RETURN(RawNode mv, w_.reader.Get(c.id));
+      FwdFrame& top = stack_.back();
+      bool sel = w_.control && top.ctl;
+      for (uint32_t r = 0; r < mv.nrefs && !sel; ++r) sel = w_.s.selected.Test(mv.ref(r));
+      if (sel) {
+        w_.s.Select(c.end);
+        for (uint32_t r = 0; r < mv.nrefs; ++r) w_.s.refd.Set(mv.ref(r));
+      }
+      if (w_.control) Remember(top, mv.pos(), sel);
+    }
+    // The chain holds the start: all of it is context.
+    for (const Child& c : chain) IRT_RETURN_IF_ERROR(w_.KeepCall(c.id, c.end));
+    return Status::Ok();
+  }
+
+ private:
+  void PushChain(const std::vector<Child>& chain) {
+    for (const Child& c : chain) {
+      FwdFrame f;
+      f.marker = c.id;
+      f.closer = c.end;
+      f.table = w_.TableOf(c.id);
+      f.has_sel = true;
+      stack_.push_back(std::move(f));
+    }
+  }
+
+  void Remember(FwdFrame& f, uint32_t ssa, bool sel) {
+    if (f.table != nullptr && f.table->IsCondition(ssa)) f.conds.Put(ssa, sel);
+  }
+
+  Status SelectStart(const RawNode& n, bool is_jump, bool unit) {
+    FwdFrame& top = stack_.back();
+    w_.s.Select(n.id);
+    if (unit) {
+      IRT_ASSIGN_OR_RETURN(NodeId m, w_.reader.MarkerOf(n));
+      IRT_ASSIGN_OR_RETURN(RawNode mv, w_.reader.Get(m));
+      for (uint32_t k = 0; k < mv.nrefs; ++k) w_.s.refd.Set(mv.ref(k));
+      if (w_.control) Remember(top, mv.pos(), true);
+      return Status::Ok();
+    }
+    bool block_arg = n.kind() == NodeKind::kArgument && n.cls->aux() != 0;
+    for (uint32_t k = 0; k < n.nrefs && !block_arg; ++k) w_.s.refd.Set(n.ref(k));
+    if (w_.control) {
+      if (is_jump) top.ctl = true;
+      if (!n.is_branch() && !IsCloser(n.kind())) Remember(top, n.pos(), true);
+    }
+    // A start that closes its call (a return, or a call's result when the
+    // call is followed through): the walk goes on in the caller.
+    if (n.id == top.closer) IRT_RETURN_IF_ERROR(PopClosed(n.id));
+    return Status::Ok();
+  }
+
+  // The top frame has closed at `closer`.
+  Status PopClosed(NodeId closer) {
+    FwdFrame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (f.has_sel) IRT_RETURN_IF_ERROR(w_.KeepCall(f.marker, closer));
+    if (!stack_.empty()) {
+      stack_.back().has_sel |= f.has_sel;
+      if (w_.control) {
+        IRT_ASSIGN_OR_RETURN(RawNode mv, w_.reader.Get(f.marker));
+        Remember(stack_.back(), mv.pos(), w_.s.selected.Test(closer));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // A node of the top frame's body (its closer included).
+  Status Visit(const RawNode& n) {
+    FwdFrame& top = stack_.back();
+    NodeKind k = n.kind();
+    bool sel = w_.control && top.ctl;
+    bool decided = false;  // the branch taken here depends on the slice
+    int cond = n.condition_ref();
+    for (uint32_t r = 0; r < n.nrefs; ++r) {
+      if (w_.s.selected.Test(n.ref(r))) {
+        sel = true;
+        if (static_cast<int>(r) == cond) decided = true;
+      }
+    }
+    if (w_.control && n.is_branch() && n.pos() > 1 && top.table != nullptr) {
+      top.table->NotTaken(n.block(), n.pos(), [&](uint32_t ssa) {
+        if (top.conds.Get(ssa)) decided = true;
+      });
+      if (decided) sel = true;
+    }
+    if (sel) {
+      w_.s.Select(n.id);
+      top.has_sel = true;
+      bool block_arg = k == NodeKind::kArgument && n.cls->aux() != 0;
+      for (uint32_t r = 0; r < n.nrefs; ++r) {
+        NodeId t = n.ref(r);
+        if (block_arg && !w_.s.selected.Test(t)) continue;  // the jump is left out
+        w_.s.refd.Set(t);
+      }
+    }
+    if (w_.control) {
+      if (k == NodeKind::kJump && decided) top.ctl = true;
+      if (!n.is_branch() && !IsCloser(k)) Remember(top, n.pos(), sel);
+    }
+    return Status::Ok();
+  }
+
+  Walk& w_;
+  std::vector<FwdFrame> stack_;
+};
+
+}  // namespace
+
+Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const SliceOptions& opts) {
+  IRT_ASSIGN_OR_RETURN(Located loc, Locate(trace, path));
+  Slice slice;
+  Slice::Impl& s = *slice.impl_;
+  s.opts = opts;
+  s.path = path.empty() ? "@" : std::string(path);
+  s.selected = BitMap(trace.size());
+  s.context = BitMap(trace.size());
+  s.refd = BitMap(trace.size());
+  if (!s.selected.ok() || !s.context.ok() || !s.refd.ok()) {
+    return Internal("out of memory for a slice of " + std::to_string(trace.size()) + " nodes");
+  }
+  Walk w(trace, s);
+  const bool root = loc.pos < 0;
+  const bool call = !root && loc.target.is_call();
+  // Where the walk starts and which calls hold it. The root, and any call
+  // followed through, starts at its closing node (its result) inside its
+  // own body; a call taken as one node is represented by its closing node.
+  std::vector<Child> chain = loc.chain;
+  NodeId start = loc.target.is_call() ? loc.target.end : loc.target.id;
+  if (call && opts.through_calls) chain.push_back(loc.target);
+  const bool local = !opts.through_calls;
+  IRT_ASSIGN_OR_RETURN(RawNode sn, w.reader.Get(start));
+  const bool is_jump = sn.kind() == NodeKind::kJump;
+  if (is_jump && !opts.control) {
+    return InvalidArgument("node " + s.path +
+                           " is a jump, which has no value to slice; slice its condition, or add "
+                           "--control to slice " +
+                           (opts.direction == SliceDirection::kBackward
+                                ? "what decided the branch"
+                                : "what the branch decided"));
+  }
+  s.start = start;
+  if (opts.direction == SliceDirection::kBackward) {
+    BackwardWalk b(w, local);
+    IRT_RETURN_IF_ERROR(b.Run(chain, start, is_jump));
+  } else if (local && root) {
+    // Nothing in the root's body follows its result.
+    s.Select(start);
+    IRT_RETURN_IF_ERROR(w.KeepCall(chain[0].id, chain[0].end));
+  } else if (local) {
+    ForwardWalk f(w);
+    IRT_RETURN_IF_ERROR(
+        f.RunLocal(chain, *loc.body, static_cast<size_t>(loc.pos), sn, is_jump, call));
+  } else {
+    ForwardWalk f(w);
+    IRT_RETURN_IF_ERROR(f.RunGlobal(chain, sn, is_jump));
+  }
+  return slice;
+}
+
+// ---------------------------------------------------------------- writing
+
+namespace {
+
+// Renumbering: the output holds the nodes of E = selected | context |
+// referenced, in order, so a kept node's new id is its rank in E. Ranks of
+// 512-node blocks are recorded as the ascending pass reaches them, and
+// every reference points back to a block already passed.
+class Renumber {
+ public:
+  explicit Renumber(const Slice::Impl& s) : s_(s) {}
+  uint64_t Word(uint64_t w) const {
+    return s_.selected.Word(w) | s_.context.Word(w) | s_.refd.Word(w);
+  }
+  // Advances the block table up to the block holding `id`.
+  void Reach(NodeId id) {
+    uint64_t block = id >> 9;
+    while (blocks_.size() <= block) {
+      uint64_t b = blocks_.size();
+      uint64_t base = b == 0 ? 0 : blocks_.back() + BlockCount(b - 1);
+      blocks_.push_back(base);
+    }
+  }
+  bool Kept(NodeId id) const { return (Word(id >> 6) >> (id & 63)) & 1; }
+  // Rank of `id` in E (valid once Reach(id) was called).
+  uint64_t Rank(NodeId id) const {
+    uint64_t block = id >> 9;
+    uint64_t r = blocks_[block];
+    for (uint64_t w = block * 8; w < (id >> 6); ++w) r += PopCount(Word(w));
+    uint64_t mask = (id & 63) == 0 ? 0 : (~0ull >> (64 - (id & 63)));
+    return r + PopCount(Word(id >> 6) & mask);
+  }
+
+ private:
+  uint64_t BlockCount(uint64_t b) const {
+    uint64_t n = 0;
+    for (uint64_t w = b * 8; w < b * 8 + 8; ++w) n += PopCount(Word(w));
+    return n;
+  }
+  const Slice::Impl& s_;
+  std::vector<uint64_t> blocks_;
+};
+
+std::string ValueKey(const Value& v) {
+  FormatOptions fo;
+  fo.max_elements = 0;
+  return std::to_string(static_cast<int>(v.kind())) + ":" + std::to_string(v.bits()) + ":" +
+         FormatValue(v, fo);
+}
+
+// Output classes: looked up by (input chunk, input class, role) first, and
+// by content only on a miss, so equal classes of different chunks are
+// defined once.
+class ClassCache {
+ public:
+  explicit ClassCache(TraceWriter& w) : w_(w) {}
+  // `chunk`, `cls` and `role` (0..3) name an input class and how it is written.
+  template <typename F>
+  ClassId Get(uint32_t chunk, uint32_t cls, uint32_t role, F&& make) {
+    if (fast_.size() <= chunk) fast_.resize(chunk + 1);
+    std::vector<ClassId>& v = fast_[chunk];
+    size_t slot = static_cast<size_t>(cls) * 4 + role;
+    if (v.size() <= slot) v.resize(slot + 1, kNoClass);
+    if (v[slot] == kNoClass) v[slot] = Get(make());
+    return v[slot];
+  }
+  ClassId Get(const ClassSpec& spec) {
+    std::string key = std::to_string(static_cast<int>(spec.kind)) + "|" + spec.op + "|" +
+                      std::to_string(spec.block) + "|" + std::to_string(spec.pos) + "|" +
+                      std::to_string(spec.aux) + "|" + std::to_string(spec.line) + "|" +
+                      std::to_string(spec.col) + "|" + (spec.has_condition ? "c" : "") +
+                      (spec.condition_taken_when ? "t" : "");
+    for (const OperandSpec& o : spec.operands) key += o.is_ref ? "|R" : "|L" + ValueKey(o.literal);
+    auto it = ids_.find(key);
+    if (it != ids_.end()) return it->second;
+    ClassId id = w_.DefineClass(spec);
+    ids_.emplace(std::move(key), id);
+    return id;
+  }
+
+ private:
+  TraceWriter& w_;
+  std::unordered_map<std::string, ClassId> ids_;
+  static constexpr ClassId kNoClass = ~0u;
+  std::vector<std::vector<ClassId>> fast_;
+};
+
+// The spec of an original class; `keep_operands` false drops its operands.
+ClassSpec SpecOf(const RawNode& n, bool keep_operands) {
+  ClassSpec s;
+  s.kind = n.kind();
+  s.op = std::string(n.op());
+  s.block = n.cls->block();
+  s.pos = n.cls->pos();
+  s.aux = n.cls->aux();
+  s.line = n.cls->line();
+  s.col = n.cls->col();
+  s.has_condition = (n.cls->flags() & 1) != 0;
+  s.condition_taken_when = (n.cls->flags() & 2) != 0;
+  if (keep_operands) {
+    for (uint32_t j = 0; j < n.cls->n_operands(); ++j) {
+      uint32_t o = n.chunk->operands()->Get(n.cls->first_operand() + j);
+      if (o == 0) {
+        s.operands.push_back(OperandSpec::Ref());
+      } else {
+        s.operands.push_back(
+            OperandSpec::Literal(internal::DecodeValue(n.chunk, *n.chunk->literals()->Get(o - 1))));
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
+  const Slice::Impl& s = *slice.impl_;
+  WriterOptions wo;
+  wo.producer_name = "irt-slice";
+  wo.producer_version = IRT_VERSION;
+  TraceWriter writer(&out, wo);
+  ClassCache classes(writer);
+  NodeReader reader(trace);
+  Renumber ranks(s);
+  std::unordered_map<std::string, bool> registered;
+  std::unordered_set<uint64_t> registered_classes;
+  std::vector<NodeId> refs;
+  // How a kept node is written, and which node its class comes from.
+  enum Role : uint64_t { kAsIs = 0, kNoOperands = 1, kUnit = 2, kInput = 3 };
+  auto class_for = [&](const RawNode& from, Role role) -> ClassId {
+    return classes.Get(from.chunk_index, from.node->cls(), static_cast<uint32_t>(role), [&] {
+      ClassSpec spec = SpecOf(from, role == kAsIs || role == kUnit);
+      if (role == kNoOperands) spec.aux = 0;
+      if (role == kUnit) spec.kind = NodeKind::kPrimitive;
+      if (role == kInput && !(spec.kind == NodeKind::kArgument && spec.aux == 0)) {
+        // Kept as a Constant at its place; a function argument stays one.
+        spec.kind = NodeKind::kConstant;
+        spec.op.clear();
+        spec.aux = 0;
+        spec.has_condition = spec.condition_taken_when = false;
+      }
+      return spec;
+    });
+  };
+  auto map_refs = [&](const RawNode& user) -> Status {
+    for (uint32_t r = 0; r < user.nrefs; ++r) {
+      NodeId t = user.ref(r);
+      if (!ranks.Kept(t)) {
+        return Internal("slice: node " + std::to_string(user.id) + " references node " +
+                        std::to_string(t) + ", which is left out");
+      }
+      refs.push_back(ranks.Rank(t));
+    }
+    return Status::Ok();
+  };
+  auto copy_meta = [&](const RawNode& n) {
+    if (n.chunk->meta() == nullptr || n.chunk->meta()->size() == 0) return;
+    for (const auto& [k, v] : n.meta()) writer.AddMeta(k, v);
+  };
+  uint64_t lo = std::min({s.selected.lo_word(), s.context.lo_word(), s.refd.lo_word()});
+  uint64_t hi = std::max({s.selected.hi_word(), s.context.hi_word(), s.refd.hi_word()});
+  for (uint64_t w = lo; w < hi && writer.status().ok() && !out.failed(); ++w) {
+    uint64_t bits = ranks.Word(w);
+    while (bits != 0) {
+      NodeId x = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+      bits &= bits - 1;
+      ranks.Reach(x);
+      IRT_ASSIGN_OR_RETURN(RawNode n, reader.Get(x));
+      NodeKind k = n.kind();
+      bool sel = s.selected.Test(x);
+      bool ctx = s.context.Test(x);
+      refs.clear();
+      if (ctx || (sel && !IsCloser(k))) {
+        // The node as it is: a context marker or closer, or a selected node.
+        if (k == NodeKind::kCall && !ctx) return reader.Bad(x, "a call marker is referenced");
+        if (k == NodeKind::kArgument && n.cls->aux() != 0 && n.nrefs == 1 &&
+            !s.selected.Test(n.ref(0))) {
+          // A block argument whose jump is left out.
+          writer.Append(class_for(n, kNoOperands), n.value(), refs);
+        } else {
+          IRT_RETURN_IF_ERROR(map_refs(n));
+          if (k == NodeKind::kCall) {
+            uint64_t key = (static_cast<uint64_t>(n.chunk_index) << 32) | n.node->cls();
+            if (registered_classes.insert(key).second) {
+              std::string op(n.op());
+              if (!registered[op]) {
+                registered[op] = true;
+                if (auto ir = trace.FunctionIR(op, x)) {
+                  writer.RegisterFunction(op, std::string(*ir));
+                }
+              }
+            }
+          }
+          writer.Append(class_for(n, kAsIs), k == NodeKind::kCall ? Value() : n.value(), refs);
+        }
+        copy_meta(n);
+      } else if (sel) {
+        // A nested call selected as one node: a Primitive of the callee.
+        IRT_ASSIGN_OR_RETURN(NodeId m, reader.MarkerOf(n));
+        IRT_ASSIGN_OR_RETURN(RawNode mv, reader.Get(m));
+        IRT_RETURN_IF_ERROR(map_refs(mv));
+        writer.Append(class_for(mv, kUnit), n.value(), refs);
+        copy_meta(mv);
+      } else {
+        // An input: its recorded value, as a Constant (or an Argument); the
+        // result of a call left out takes the call's place and location.
+        if (IsCloser(k)) {
+          IRT_ASSIGN_OR_RETURN(NodeId m, reader.MarkerOf(n));
+          IRT_ASSIGN_OR_RETURN(RawNode mv, reader.Get(m));
+          writer.Append(class_for(mv, kInput), n.value(), refs);
+        } else {
+          writer.Append(class_for(n, kInput), n.value(), refs);
+        }
+        copy_meta(n);
+      }
+    }
+  }
+  for (const MetaEntry& m : trace.trace_meta()) writer.AddTraceMeta(m.key, m.value);
+  writer.AddTraceMeta("slice", Value::String(slice.description()));
+  if (out.failed()) return Status::Ok();  // Commit reports the write error
+  return writer.Finish();
+}
+
+// ---------------------------------------------------------------- listing
+
+namespace {
+
+void AppendRootLine(std::string& out, const NodeView& v, const Trace& trace, NodeId end,
+                    const PrintOptions& opts) {
+  FormatOptions fo;
+  fo.max_elements = opts.max_elements;
+  out += "⟨";
+  out += v.op();
+  out += "⟩(";
+  size_t n = v.num_operands();
+  for (size_t i = 0; i < n; ++i) {
+    Operand o = v.operand(i);
+    if (o.is_ref) {
+      out += "#" + std::to_string(o.ref);
+    } else {
+      out += "⟨" + FormatValue(o.literal, fo) + "⟩";
+    }
+    out += ", ";
+  }
+  out += "()...)";
+  auto e = trace.node(end);
+  if (e.ok() && e->kind() == NodeKind::kReturn) {
+    Value r = e->value();
+    out += " → " + FormatValue(r, fo) + "::" + TypeName(r);
+  } else {
+    out += " → error";
+  }
+  if (opts.show_meta) {
+    bool first = true;
+    for (const MetaEntry& m : v.meta()) {
+      out += first ? "  # " : ", ";
+      first = false;
+      out += std::string(m.key) + " = " + FormatValue(m.value, fo);
+    }
+  }
+}
+
+}  // namespace
+
+Status PrintSliceList(const Trace& trace, const Slice& slice, const PrintOptions& opts,
+                      Output& out) {
+  const Slice::Impl& s = *slice.impl_;
+  IRT_ASSIGN_OR_RETURN(Child root, RootCall(trace));
+  IRT_ASSIGN_OR_RETURN(NodeView rv, trace.node(root.id));
+  std::string line;
+  AppendRootLine(line, rv, trace, root.end, opts);
+  line += '\n';
+  out.Write(line);
+  // Open context calls; bodies far from the top are dropped and reloaded
+  // when the walk comes back to them, so memory stays bounded on deep
+  // recursions.
+  struct Frame {
+    Child call;
+    std::optional<CallBody> body;
+  };
+  constexpr size_t kKeepBodies = 64;
+  std::vector<Frame> stack;
+  auto body_of = [&](Frame& f) -> Result<const CallBody*> {
+    if (!f.body) {
+      IRT_ASSIGN_OR_RETURN(CallBody b, CallBody::Load(trace, f.call));
+      f.body = std::move(b);
+    }
+    return &*f.body;
+  };
+  stack.push_back({root, std::nullopt});
+  auto indent = [&](size_t level) {
+    line.append(2 * std::min<size_t>(level, opts.max_indent), ' ');
+  };
+  NodeId x = root.id + 1;
+  while (!stack.empty() && !out.failed()) {
+    // Next node that is selected or a context marker/closer.
+    NodeId a = s.selected.NextSet(x), b = s.context.NextSet(x);
+    NodeId next = std::min(a, b);
+    if (next == kNoNode) break;
+    x = next + 1;
+    Frame& top = stack.back();
+    if (next > top.call.end) return Internal("slice listing: node outside its call");
+    IRT_ASSIGN_OR_RETURN(const CallBody* body, body_of(top));
+    bool ctx = s.context.Test(next);
+    if (ctx && next == top.call.end) {
+      if (s.selected.Test(next)) {
+        int64_t p = body->PositionOf(next);
+        line.clear();
+        indent(stack.size());
+        IRT_ASSIGN_OR_RETURN(std::string text,
+                             FormatNode(trace, *body, static_cast<size_t>(p), opts));
+        line += text;
+        line += '\n';
+        out.Write(line);
+      }
+      stack.pop_back();
+      continue;
+    }
+    int64_t p = body->PositionOf(next);
+    if (p < 0) return Internal("slice listing: node " + std::to_string(next) + " not in its call");
+    line.clear();
+    indent(stack.size());
+    IRT_ASSIGN_OR_RETURN(std::string text, FormatNode(trace, *body, static_cast<size_t>(p), opts));
+    line += text;
+    line += '\n';
+    out.Write(line);
+    Child c = (*body)[static_cast<size_t>(p)];
+    if (ctx && c.is_call() && next == c.id) {
+      stack.push_back({c, std::nullopt});
+      if (stack.size() > kKeepBodies) stack[stack.size() - kKeepBodies - 1].body.reset();
+    } else if (c.is_call()) {
+      x = c.end + 1;  // a call selected as one node
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace irt

@@ -1,0 +1,7 @@
+# 10^6 calls deep: drawing it all is refused (early: the refusal reads only what
+# it counted), --levels draws the top
+irt-trace testdata/ir/deep.ir deep -o deep.fb
+irt-dot deep.fb > /dev/null
+echo "status $?"
+irt-dot --levels 3 deep.fb > g.dot && cat g.dot && python3 golden/svgcheck.py g.dot
+irt-dot --node @2/@6/@6/@6/@6 --levels 2 deep.fb > g.dot && cat g.dot && python3 golden/svgcheck.py g.dot

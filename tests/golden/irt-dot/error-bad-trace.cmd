@@ -1,0 +1,1 @@
+make_bad_traces truncated t.fb && irt-dot t.fb

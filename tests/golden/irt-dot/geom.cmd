@@ -1,0 +1,3 @@
+# nested calls as clusters labelled with the call, its location and value
+irt-trace testdata/ir/geom.ir geom 1 0.5 --rand-values 0.9,0.7,0.1 --tag-random -o geom.fb
+irt-dot geom.fb > g.dot && cat g.dot && python3 golden/svgcheck.py g.dot

@@ -1,0 +1,1 @@
+irt-dot --version

@@ -1,0 +1,1 @@
+irt-slice -b @1 nope.fb

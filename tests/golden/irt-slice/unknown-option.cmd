@@ -1,0 +1,1 @@
+irt-slice --sideways @1 x.fb

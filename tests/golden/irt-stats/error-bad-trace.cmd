@@ -1,0 +1,1 @@
+make_bad_traces base-depth t.fb && irt-stats t.fb

@@ -1,0 +1,1 @@
+echo hello > x.fb && irt-stats x.fb

@@ -1,0 +1,1 @@
+make_bad_traces truncated t.fb && irt-stats t.fb

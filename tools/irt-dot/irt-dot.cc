@@ -1,0 +1,55 @@
+// irt-dot: a trace (or a few levels of it, or a subtree) as a Graphviz DOT
+// graph, optionally with a slice highlighted.
+#include "common/cli.h"
+#include "irt/dot.h"
+#include "irt/slice.h"
+#include "irt/trace.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-dot", "Draw a trace as a Graphviz DOT graph");
+  std::string input = "-", output = "-", slice_path;
+  irt::DotOptions opts;
+  irt::SliceOptions sopts;
+  bool forward = false;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
+  app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  app.add_option("-l,--levels", opts.levels,
+                 "Draw N levels: 1 is the call itself, 2 adds its children, deeper calls are "
+                 "single nodes (0: all)")
+      ->type_name("N");
+  app.add_option("-n,--node", opts.node_path, "Draw the subtree at PATH, e.g. @8/@4")
+      ->type_name("PATH");
+  app.add_option("--max-nodes", opts.max_nodes,
+                 "Refuse to draw more than N nodes (default 2000; 0: no limit)")
+      ->type_name("N");
+  app.add_option("-m,--show-meta", opts.show_meta,
+                 "Show metadata KEY (e.g. adjoint) under node labels; repeatable; '*' for all")
+      ->type_name("KEY");
+  app.add_option("-s,--highlight-slice", slice_path,
+                 "Highlight the slice from the node at PATH (backward unless --forward)")
+      ->type_name("PATH");
+  app.add_flag("-F,--forward", forward, "With --highlight-slice: slice forward");
+  app.add_flag("-t,--through-calls", sopts.through_calls,
+               "With --highlight-slice: follow dependences across calls");
+  app.add_flag("-c,--control", sopts.control, "With --highlight-slice: add control dependences");
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    if (slice_path.empty() && (forward || sopts.through_calls || sopts.control)) {
+      return irt::InvalidArgument(
+          "--forward, --through-calls and --control go with --highlight-slice PATH");
+    }
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
+    std::optional<irt::Slice> slice;
+    if (!slice_path.empty()) {
+      sopts.direction = forward ? irt::SliceDirection::kForward : irt::SliceDirection::kBackward;
+      IRT_ASSIGN_OR_RETURN(irt::Slice s, irt::ComputeSlice(trace, slice_path, sopts));
+      slice.emplace(std::move(s));
+      opts.highlight = &*slice;
+    }
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
+    IRT_RETURN_IF_ERROR(irt::WriteDot(trace, opts, *out));
+    return out->Commit();
+  });
+}

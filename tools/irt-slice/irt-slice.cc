@@ -1,0 +1,56 @@
+// irt-slice: the part of a trace a node depends on, or that depends on it,
+// written as a trace (or listed as text).
+#include <spdlog/spdlog.h>
+
+#include "common/cli.h"
+#include "irt/slice.h"
+#include "irt/trace.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-slice", "Slice a trace: what a node depends on, or what depends on it");
+  std::string input = "-", output = "-", backward, forward;
+  irt::SliceOptions opts;
+  irt::PrintOptions popts;
+  bool list = false, no_meta = false;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
+  app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  auto* b = app.add_option("-b,--backward", backward,
+                           "Slice backward from the node at PATH (e.g. @8/@4): what it depends on")
+                ->type_name("PATH");
+  auto* f = app.add_option("-F,--forward", forward,
+                           "Slice forward from the node at PATH: what depends on it")
+                ->type_name("PATH");
+  b->excludes(f);
+  f->excludes(b);
+  app.add_flag("-t,--through-calls", opts.through_calls,
+               "Follow dependences into callees and out to callers, at any depth");
+  app.add_flag("-c,--control", opts.control,
+               "Add control dependences: the branches taken and the conditions that decided them");
+  app.add_flag("-l,--list", list,
+               "List the selected nodes as text (original positions) instead of writing a trace");
+  app.add_flag("--no-meta", no_meta, "With --list: do not print metadata");
+  app.add_option("--max-elements", popts.max_elements,
+                 "With --list: abbreviate tensors with more elements than N (0: never)")
+      ->type_name("N");
+  cli.AddForceOption();
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    if (backward.empty() == forward.empty()) {
+      return irt::InvalidArgument("give one of --backward PATH or --forward PATH");
+    }
+    opts.direction =
+        backward.empty() ? irt::SliceDirection::kForward : irt::SliceDirection::kBackward;
+    popts.show_meta = !no_meta;
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
+    IRT_ASSIGN_OR_RETURN(irt::Slice slice,
+                         irt::ComputeSlice(trace, backward.empty() ? forward : backward, opts));
+    cli.log().info("{}: {} nodes selected of {}", slice.description(), slice.size(), trace.size());
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/!list));
+    irt::Status s = list ? irt::PrintSliceList(trace, slice, popts, *out)
+                         : irt::WriteSliceTrace(trace, slice, *out);
+    if (!s.ok()) return s;
+    return out->Commit();
+  });
+}

@@ -1,0 +1,25 @@
+// irt-stats: counts of a trace's nodes, calls, depths and chunks, in one
+// streaming pass with bounded memory.
+#include "common/cli.h"
+#include "irt/stats.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-stats", "Count a trace's nodes by kind, operation and call depth");
+  std::string input = "-", output = "-";
+  irt::StatsOptions opts;
+  bool json = false;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
+  app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  app.add_option("-n,--top", opts.top, "List the N heaviest calls (by nodes in their subtree)")
+      ->type_name("N");
+  app.add_flag("--chunks", opts.chunks, "Also list every chunk (index, first node, nodes, bytes)");
+  app.add_flag("--json", json, "Print JSON (one document) instead of text");
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
+    IRT_RETURN_IF_ERROR(irt::PrintStats(input, opts, json, *out));
+    return out->Commit();
+  });
+}
