@@ -16,8 +16,10 @@
 
 #include "irt/diff.h"
 #include "irt/eval.h"
+#include "irt/grad.h"
 #include "irt/graph.h"
 #include "irt/ir/interpreter.h"
+#include "irt/rules.h"
 #include "irt/writer.h"
 
 namespace irt {
@@ -640,12 +642,16 @@ std::string PathOfNode(const Trace& t, NodeId id) {
 }
 
 // The essential property: replaying a change equals tracing the program
-// afresh at the new values; and when the replay reports a divergence, the
-// fresh trace agrees with the prefix and goes elsewhere at the cut.
+// afresh at the new values, and so do the gradients irt-grad computes from
+// the two traces; when the replay reports a divergence, the fresh trace
+// agrees with the prefix and goes elsewhere at the cut.
 TEST(ReplayPropertyTest, RandomProgramsAgreeWithFreshTraces) {
   Scratch s;
   std::mt19937 rng(20240601);
-  int same = 0, diverged = 0, failed_programs = 0;
+  int same = 0, diverged = 0, failed_programs = 0, gradients = 0;
+  auto rules_or = RuleSet::Load(Root() + "/rules/default.rules");
+  ASSERT_TRUE(rules_or.ok()) << rules_or.status().message();
+  const RuleSet& rules = *rules_or;
   for (uint32_t trial = 0; trial < 150; ++trial) {
     ProgramGen gen(trial * 7919 + 1);
     std::string mod = s.Write("p" + std::to_string(trial) + ".ir", gen.Generate());
@@ -706,6 +712,32 @@ TEST(ReplayPropertyTest, RandomProgramsAgreeWithFreshTraces) {
         }
         EXPECT_TRUE(found) << m.key;
       }
+      // irt-grad on the trace updated in place agrees with irt-grad on the
+      // fresh trace, bit for bit (or fails the same way, for a failed run).
+      auto mt = MutableTrace::Open(a);
+      ASSERT_TRUE(mt.ok());
+      std::vector<ReplayChange> changes;
+      for (const auto& spec : sets) changes.push_back(*ParseReplayChange(spec));
+      auto upd = mt->Update(changes);
+      ASSERT_TRUE(upd.ok() && !upd->divergence) << "trial " << trial;
+      EXPECT_EQ(upd->changed, r->changed);
+      auto g1 = Differentiate(mt->trace(), rules, GradOptions{});
+      auto g2 = Differentiate(f, rules, GradOptions{});
+      ASSERT_EQ(g1.ok(), g2.ok()) << "trial " << trial << ": "
+                                  << (g1.ok() ? g2 : g1).status().message();
+      if (g1.ok()) {
+        ASSERT_EQ(g1->arguments.size(), g2->arguments.size());
+        for (size_t k = 0; k < g1->arguments.size(); ++k) {
+          EXPECT_TRUE(BitEqual(g1->arguments[k].derivative, g2->arguments[k].derivative))
+              << "trial " << trial << ": d/d@" << g1->arguments[k].pos << " "
+              << FormatValue(g1->arguments[k].derivative) << " vs "
+              << FormatValue(g2->arguments[k].derivative);
+        }
+        EXPECT_TRUE(BitEqual(g1->result, g2->result));
+        ++gradients;
+      } else {
+        EXPECT_EQ(g1.status().code(), g2.status().code());
+      }
       ++same;
     } else {
       Trace got = MustOpen(s.Path("r.fb"), /*partial=*/true);
@@ -723,9 +755,11 @@ TEST(ReplayPropertyTest, RandomProgramsAgreeWithFreshTraces) {
   // Both outcomes must actually be exercised.
   EXPECT_GT(same, 20);
   EXPECT_GT(diverged, 20);
+  EXPECT_GT(gradients, 20);
   RecordProperty("replays_equal", same);
   RecordProperty("replays_diverged", diverged);
   RecordProperty("failed_programs", failed_programs);
+  RecordProperty("gradients_equal", gradients);
 }
 
 }  // namespace

@@ -971,6 +971,7 @@ bool Differ::FastEqual(NodeId a, NodeId b) {
     return false;
   }
   if (ra.node().value() != rb.node().value()) return false;
+  if (ca.vkind() == fb::VKind::Bool && ra.node().value() > 1) return false;  // let the check say
   if (ra.chunk_has_meta() || rb.chunk_has_meta()) return false;
   uint32_t ka = 0, kb = 0;
   for (uint32_t j = 0; j < ca.n_operands(); ++j) {

@@ -1078,7 +1078,11 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
     if (kind == NodeKind::kCall) {
       IRT_RETURN_IF_ERROR(PushFrame(id, v.op(), loc.pos));
     } else if (Closes(kind)) {
-      if (!frames_.empty()) {
+      if (frames_.empty() || v.closes() != frames_.back().marker) {
+        return DataError(t_.name() + ": node " + std::to_string(id) + " closes node " +
+                         std::to_string(v.closes()) + ", not the innermost open call");
+      }
+      {
         uint32_t ssa = frames_.back().ssa;
         frames_.pop_back();
         if (!frames_.empty() && frames_.back().branches != nullptr &&
@@ -1098,8 +1102,12 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
     out_chunks_ = local == 0 ? cur_.index : cur_.index + 1;
     IRT_RETURN_IF_ERROR(Finalize(local == 0 ? 0 : local));
     if (local == 0) rebuilt_->erase(cur_.index);
-  } else if (cur_.index != ~0u) {
-    IRT_RETURN_IF_ERROR(Finalize(~0u));
+  } else {
+    if (!frames_.empty()) {
+      return DataError(t_.name() + ": the call at node " + std::to_string(frames_.back().marker) +
+                       " is never closed");
+    }
+    if (cur_.index != ~0u) IRT_RETURN_IF_ERROR(Finalize(~0u));
   }
   return FinishLate();
 }
@@ -1251,6 +1259,8 @@ Status Replay::Write(Output& out) const {
     if (it != m.rebuilt.end()) {
       out.Write(it->second.data(), it->second.size());
     } else {
+      // A copied chunk is checked like any chunk read (cached when visited).
+      IRT_RETURN_IF_ERROR(m.trace->VerifyChunk(i));
       std::span<const uint8_t> b = m.trace->chunk_bytes(i);
       out.Write(b.data(), b.size());
     }
@@ -1269,6 +1279,7 @@ Result<std::vector<uint8_t>> Replay::Bytes() const {
     if (it != m.rebuilt.end()) {
       out.insert(out.end(), it->second.begin(), it->second.end());
     } else {
+      IRT_RETURN_IF_ERROR(m.trace->VerifyChunk(i));
       std::span<const uint8_t> b = m.trace->chunk_bytes(i);
       out.insert(out.end(), b.begin(), b.end());
     }
