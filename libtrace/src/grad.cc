@@ -75,6 +75,7 @@ class RankBits {
     }
   }
   const std::vector<uint64_t>& words() const { return words_; }
+  uint64_t* data() { return words_.data(); }
   uint64_t Rank(uint64_t i) const {
     uint64_t w = i >> 6;
     uint64_t mask = (uint64_t{1} << (i & 63)) - 1;
@@ -277,6 +278,14 @@ class GradEngine {
     return DataError(trace_.name() + ": " + internal::At(trace_.chunk_of(id), id, what));
   }
   Status CheckNode(const ChunkView& cv, uint32_t local, NodeId id);
+  struct OpenCall {
+    NodeId marker;
+    const Rule* rule;  // a function rule applies: its body is skipped
+  };
+  // The forward pass's rare cases: calls, returns, function arguments.
+  Status StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
+                        bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
+                        uint32_t& ruled_depth, uint64_t& root_children);
   Status ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
                         const Rule* rule);
   void SetTangent(uint64_t slot, const Value& v);
@@ -394,9 +403,13 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
         break;
       case fb::Kind::Argument:
         if (k.aux != 0) {
-          k.cat = Cat::kBlockArg;
+          // A block or nested function argument that cannot hold a float is
+          // never active: nothing reads through it.
+          k.cat = floaty ? Cat::kBlockArg : Cat::kInert;
+        } else if (k.n_ops == 1 && k.ref_index[0] >= 0) {
+          k.cat = floaty ? Cat::kFuncArg : Cat::kInert;
         } else {
-          k.cat = (k.n_ops == 1 && k.ref_index[0] >= 0) ? Cat::kFuncArg : Cat::kRootArg;
+          k.cat = Cat::kRootArg;
         }
         break;
       default:
@@ -566,6 +579,82 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
 
 // ---------------------------------------------------------------- forward pass
 
+Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
+                                  bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
+                                  uint32_t& ruled_depth, uint64_t& root_children) {
+  const uint32_t* r = cv->refs + cv->nodes[local].first_ref();
+  uint64_t bits = cv->nodes[local].value();
+  if (id == 0 && k.kind != fb::Kind::Call) {
+    return Fail(id, "the first node must open the root call");
+  }
+  if (open.size() == 1 && k.cat != Cat::kReturn) ++root_children;
+  bool v = false;
+  NodeId marker = kNoNode;
+  const Rule* rule = nullptr;
+  switch (k.cat) {
+    case Cat::kCall: {
+      const Rule* ru = (id != 0 && ruled_depth == 0) ? k.rule : nullptr;
+      if (ru != nullptr) ++ruled_depth;
+      open.push_back({id, ru});
+      return Status::Ok();
+    }
+    case Cat::kError:
+      return Fail(id, "the trace records a failed run (an Error node); it has no derivative");
+    case Cat::kReturn: {
+      NodeId m = id - r[k.n_refs];
+      if (open.empty() || open.back().marker != m) {
+        return Fail(id, "closes node " + std::to_string(m) + ", not the innermost open call");
+      }
+      if (k.n_ops != 1) return Fail(id, "a return needs one operand");
+      OpenCall top = open.back();
+      open.pop_back();
+      if (top.rule != nullptr) {
+        --ruled_depth;
+        if (ruled_depth == 0 && IsFloatValue(*cv, k.vkind, bits)) {
+          marker = m;
+          rule = top.rule;
+          Loc ml = Locate(m);
+          Operands(ml, m, &ops_);
+          for (const OperandVal& o : ops_) v = v || o.varied;
+        }
+        break;
+      }
+      if (ruled_depth > 0 || k.ref_index[0] < 0) return Status::Ok();
+      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.vkind, bits);
+      break;
+    }
+    case Cat::kRootArg: {
+      if (ruled_depth > 0) return Status::Ok();
+      if (open.size() != 1) return Status::Ok();  // a nested argument whose actual was a literal
+      ArgumentDerivative a;
+      a.pos = static_cast<uint32_t>(root_children);
+      a.id = id;
+      a.location = Location{k.block, k.pos, false, k.line, k.col};
+      a.value = internal::DecodeValue(cv->c, bits, k.vkind);
+      a.differentiable = IsFloatValue(*cv, k.vkind, bits);
+      bool picked = a.pos < chosen_.size() && chosen_[a.pos];
+      a.chosen = picked || (choose_all && k.vkind != fb::VKind::Function);
+      v = a.chosen && a.differentiable;
+      args_.push_back(std::move(a));
+      break;
+    }
+    case Cat::kFuncArg:
+      if (ruled_depth > 0) return Status::Ok();
+      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.vkind, bits);
+      break;
+    default:
+      return Status::Ok();
+  }
+  if (!v) return Status::Ok();
+  varied_.Set(id);
+  ++n_active_;
+  if (forward_mode) {
+    cur_ = cv;
+    IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, marker, rule));
+  }
+  return Status::Ok();
+}
+
 Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
   double t0 = Now();
   forward_mode_ = forward_mode;
@@ -584,11 +673,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
   for (const auto& [p, v] : opts_.tangents) chosen_[p] = true;
   bool choose_all = all_float_args || (!forward_mode && opts_.wrt.empty());
 
-  struct Open {
-    NodeId marker;
-    const Rule* rule;  // a function rule applies: its body is skipped
-  };
-  std::vector<Open> open;
+  std::vector<OpenCall> open;
   uint32_t ruled_depth = 0;
   uint64_t root_children = 0;
   for (uint32_t ci = 0; ci < views_.size(); ++ci) {
@@ -602,100 +687,75 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     const fb::Node* nodes = cv->nodes;
     const uint32_t* refs = cv->refs;
     const ClassInfo* classes = cv->classes.data();
-    uint64_t nclasses = cv->classes.size();
-    for (uint32_t local = 0; local < cv->n; ++local) {
-      NodeId id = cv->base + local;
+    const uint64_t nclasses = cv->classes.size();
+    const uint64_t nrefs = cv->nrefs;
+    const NodeId base = cv->base;
+    const uint32_t count = cv->n;
+    uint64_t* words = varied_.data();
+    uint64_t active = n_active_;
+    if (ci == 0 && count > 0 &&
+        (nodes[0].cls() >= nclasses || classes[nodes[0].cls()].kind != fb::Kind::Call)) {
+      return Fail(0, "the first node must open the root call");
+    }
+    for (uint32_t local = 0; local < count; ++local) {
+      const NodeId id = base + local;
       if ((id & 63) == 0) varied_.Advance(id);
       // The node's own indices, before anything reads through them.
       const fb::Node& nd = nodes[local];
-      uint32_t c = nd.cls();
+      const uint32_t c = nd.cls();
       if (c >= nclasses) return Fail(id, "class out of range");
       const ClassInfo& k = classes[c];
-      uint32_t fr = nd.first_ref();
-      if (static_cast<uint64_t>(fr) + k.n_refs_total > cv->nrefs) {
-        return Fail(id, "references out of range");
+      if (k.cat == Cat::kInert) {
+        // Never active and never read through: only its value index matters.
+        if (k.vkind >= fb::VKind::String) IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
+        if (open.size() == 1) ++root_children;
+        continue;
       }
-      for (uint32_t j = 0; j < k.n_refs_total; ++j) {
-        if (static_cast<uint64_t>(refs[fr + j]) - 1 >= id) {
+      const uint32_t fr = nd.first_ref();
+      const uint32_t nr = k.n_refs_total;
+      if (static_cast<uint64_t>(fr) + nr > nrefs) return Fail(id, "references out of range");
+      const uint32_t* r = refs + fr;
+      for (uint32_t j = 0; j < nr; ++j) {
+        if (static_cast<uint64_t>(r[j]) - 1 >= id) {
           return Fail(id, "reference " + std::to_string(j + 1) + " out of range");
         }
       }
-      uint64_t bits = nd.value();
-      if (k.vkind >= fb::VKind::String) IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
-      if (id == 0 && k.kind != fb::Kind::Call) {
-        return Fail(id, "the first node must open the root call");
-      }
-      if (open.size() == 1 && k.cat != Cat::kReturn) ++root_children;
       bool v = false;
-      NodeId marker = kNoNode;
-      const Rule* rule = nullptr;
       switch (k.cat) {
         case Cat::kInert:
           continue;
         case Cat::kPrim: {
+          if (open.size() == 1) ++root_children;
           if (ruled_depth > 0) continue;
-          if (k.vkind == fb::VKind::Tensor && !IsFloatValue(*cv, k.vkind, bits)) continue;
-          for (uint32_t j = 0; j < k.n_refs && !v; ++j) v = varied_.Get(id - refs[fr + j]);
-          rule = k.rule;
-          break;
-        }
-        case Cat::kCall: {
-          const Rule* r = (id != 0 && ruled_depth == 0) ? k.rule : nullptr;
-          if (r != nullptr) ++ruled_depth;
-          open.push_back({id, r});
-          continue;
-        }
-        case Cat::kError:
-          return Fail(id, "the trace records a failed run (an Error node); it has no derivative");
-        case Cat::kReturn: {
-          NodeId m = id - refs[fr + k.n_refs];
-          if (open.empty() || open.back().marker != m) {
-            return Fail(id, "closes node " + std::to_string(m) + ", not the innermost open call");
-          }
-          if (k.n_ops != 1) return Fail(id, "a return needs one operand");
-          Open top = open.back();
-          open.pop_back();
-          if (top.rule != nullptr) {
-            --ruled_depth;
-            if (ruled_depth == 0 && IsFloatValue(*cv, k.vkind, bits)) {
-              marker = m;
-              rule = top.rule;
-              Loc ml = Locate(m);
-              Operands(ml, m, &ops_);
-              for (const OperandVal& o : ops_) v = v || o.varied;
+          for (uint32_t j = 0; j < k.n_refs; ++j) {
+            NodeId t = id - r[j];
+            if ((words[t >> 6] >> (t & 63)) & 1) {
+              v = true;
+              break;
             }
-            break;
           }
-          if (ruled_depth > 0 || k.ref_index[0] < 0) continue;
-          v = varied_.Get(id - refs[fr]) && IsFloatValue(*cv, k.vkind, bits);
+          if (k.vkind == fb::VKind::Tensor) {
+            IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
+            v = v && IsFloatValue(*cv, k.vkind, nd.value());
+          }
+          if (v && forward_mode) {
+            words[id >> 6] |= uint64_t{1} << (id & 63);
+            n_active_ = ++active;
+            IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, k.rule));
+            cur_ = cv;
+            continue;
+          }
           break;
         }
-        case Cat::kRootArg: {
-          if (ruled_depth > 0) continue;
-          if (open.size() != 1) continue;  // a nested argument whose actual was a literal
-          ArgumentDerivative a;
-          a.pos = static_cast<uint32_t>(root_children);
-          a.id = id;
-          a.location = Location{k.block, k.pos, false, k.line, k.col};
-          a.value = internal::DecodeValue(cv->c, bits, k.vkind);
-          a.differentiable = IsFloatValue(*cv, k.vkind, bits);
-          bool picked = a.pos < chosen_.size() && chosen_[a.pos];
-          a.chosen = picked || (choose_all && k.vkind != fb::VKind::Function);
-          v = a.chosen && a.differentiable;
-          args_.push_back(std::move(a));
-          break;
-        }
-        case Cat::kFuncArg:
-          if (ruled_depth > 0) continue;
-          v = varied_.Get(id - refs[fr]) && IsFloatValue(*cv, k.vkind, bits);
-          break;
         case Cat::kBlockArg: {
+          if (open.size() == 1) ++root_children;
+          if (k.vkind == fb::VKind::Tensor) IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
           if (ruled_depth > 0) continue;
           if (k.n_ops != 1 || k.ref_index[0] < 0) {
             return Fail(id, "a block argument must reference the jump that set it");
           }
-          NodeId jid = id - refs[fr];
-          Loc j = Locate(jid);
+          const NodeId jid = id - r[0];
+          Loc j = jid >= base ? Loc{cv, static_cast<uint32_t>(jid - base)} : Locate(jid);
           const fb::Node& jn = j.cv->nodes[j.local];
           const ClassInfo& jk = j.cv->classes[jn.cls()];
           if (jk.kind != fb::Kind::Jump ||
@@ -703,21 +763,37 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
             return Fail(id, "block argument " + std::to_string(k.aux) +
                                 " does not name an operand of a jump");
           }
-          int32_t ri = jk.ref_index[k.aux - 1];
+          const int32_t ri = jk.ref_index[k.aux - 1];
           if (ri < 0) continue;
-          NodeId t = jid - j.cv->refs[jn.first_ref() + static_cast<uint32_t>(ri)];
-          v = varied_.Get(t) && IsFloatValue(*cv, k.vkind, bits);
+          const NodeId t = jid - j.cv->refs[jn.first_ref() + static_cast<uint32_t>(ri)];
+          v = (words[t >> 6] >> (t & 63)) & 1;
+          if (v && k.vkind == fb::VKind::Tensor) v = IsFloatValue(*cv, k.vkind, nd.value());
+          if (v && forward_mode) {
+            words[id >> 6] |= uint64_t{1} << (id & 63);
+            n_active_ = ++active;
+            IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, nullptr));
+            cur_ = cv;
+            continue;
+          }
           break;
         }
+        default: {
+          // Calls, returns, function arguments: the rare, structural cases.
+          n_active_ = active;
+          IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
+          IRT_RETURN_IF_ERROR(StructuralNode(cv, local, id, k, forward_mode, choose_all, open,
+                                             ruled_depth, root_children));
+          active = n_active_;
+          cur_ = cv;
+          continue;
+        }
       }
-      if (!v) continue;
-      varied_.Set(id);
-      ++n_active_;
-      if (forward_mode) {
-        cur_ = cv;
-        IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, marker, rule));
+      if (v) {
+        words[id >> 6] |= uint64_t{1} << (id & 63);
+        ++active;
       }
     }
+    n_active_ = active;
   }
   varied_.Advance((n + 63) & ~uint64_t{63});
   if (!open.empty()) {
