@@ -37,7 +37,7 @@
 
 // Rank queries on the activity bit set are in the sweep's inner loop; every
 // x86-64 processor since 2008 counts bits in one instruction.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__POPCNT__)
 #pragma GCC target("popcnt")
 #endif
 
@@ -1773,7 +1773,7 @@ class Emitter : public internal::ProgramObserver {
 
   GradEngine& e_;
   TraceWriter& w_;
-  const GradOptions& opts_;
+  [[maybe_unused]] const GradOptions& opts_;
   std::unordered_map<std::string, ClassId> classes_;
   std::unordered_map<NodeId, NodeId> root_new_;   // original root argument -> its copy
   std::unordered_map<NodeId, NodeId> constants_;  // original inactive node -> Constant copy
