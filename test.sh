@@ -42,9 +42,18 @@ configure_build() {  # DIR CMAKE_ARGS...
   cmake --build "$root/$dir" -j "$jobs"
 }
 
+# Tests write their temporary files under the build directory, so that
+# test runs of several build directories on one machine never share them.
+run_ctest() {  # DIR
+  local tmp=$root/$1/tmp
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  TMPDIR=$tmp ctest --test-dir "$root/$1" --output-on-failure -j "$jobs"
+}
+
 phase_release() {
   configure_build build-release -DCMAKE_BUILD_TYPE=Release
-  ctest --test-dir "$root/build-release" --output-on-failure -j "$jobs"
+  run_ctest build-release
 }
 
 phase_sanitize() {
@@ -53,7 +62,7 @@ phase_sanitize() {
     -DIRT_SANITIZE=ON
   ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
+    run_ctest build-asan
 }
 
 phase_fuzz() {

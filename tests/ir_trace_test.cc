@@ -12,6 +12,7 @@
 #include "irt/output.h"
 #include "irt/trace.h"
 #include "irt/writer.h"
+#include "test_temp.h"
 
 namespace irt::ir {
 namespace {
@@ -33,7 +34,7 @@ Traced TraceFile(const std::string& file, const std::string& fn, std::vector<Val
   auto m = Module::Load(Testdata(file));
   EXPECT_TRUE(m.ok()) << m.status().message();
   if (!m.ok()) return t;
-  t.path = ::testing::TempDir() + "/" + file + "." + fn + ".fb";
+  t.path = irt::testing::TempPath(file + "." + fn + ".fb");
   auto out = Output::Open(t.path);
   EXPECT_TRUE(out.ok());
   {
@@ -297,7 +298,7 @@ TEST(IrTraceTest, DeepRecursionTrace) {
       "  %4 = %2 - 1\n  %5 = Main.down(%4)\n  %6 = %5 + 1\n  return %6\nend\n",
       "down.ir");
   ASSERT_TRUE(m.ok());
-  std::string path = ::testing::TempDir() + "/down.fb";
+  std::string path = irt::testing::TempPath("down.fb");
   auto out = Output::Open(path);
   ASSERT_TRUE(out.ok());
   {
@@ -325,7 +326,7 @@ TEST(IrTraceTest, TraceJobRecordsItsRequest) {
   req.seed = 3;
   auto job = TraceJob::Prepare(req);
   ASSERT_TRUE(job.ok()) << job.status().message();
-  std::string path = ::testing::TempDir() + "/job.fb";
+  std::string path = irt::testing::TempPath("job.fb");
   auto out = Output::Open(path);
   ASSERT_TRUE(out.ok());
   ASSERT_TRUE(job->Run(**out).ok());

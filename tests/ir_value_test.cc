@@ -10,11 +10,12 @@
 #include <random>
 
 #include "irt/value.h"
+#include "test_temp.h"
 
 namespace irt {
 namespace {
 
-std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+std::string TempPath(const std::string& name) { return irt::testing::TempPath(name); }
 
 TEST(IrValueTest, FormatDoubleLikeJulia) {
   EXPECT_EQ(FormatDouble(1.0), "1.0");

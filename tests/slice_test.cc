@@ -18,6 +18,7 @@
 #include "irt/ir/interpreter.h"
 #include "irt/output.h"
 #include "irt/trace.h"
+#include "test_temp.h"
 
 namespace irt {
 namespace {
@@ -32,7 +33,7 @@ std::string SliceTestTrace(const std::string& file, const std::string& fn,
   req.rand_values = std::move(rand);
   auto job = ir::TraceJob::Prepare(req);
   EXPECT_TRUE(job.ok()) << job.status().message();
-  std::string path = ::testing::TempDir() + "/slice-" + file + ".fb";
+  std::string path = irt::testing::TempPath("slice-" + file + ".fb");
   auto out = Output::Open(path);
   EXPECT_TRUE(out.ok());
   EXPECT_TRUE(job->Run(**out).ok());
@@ -282,7 +283,7 @@ void CheckAllSlices(const std::string& path) {
             EXPECT_EQ(got, seed) << what << " (seed query)";
           }
           // The slice as a trace passes the checker and keeps the root's value.
-          std::string out_path = ::testing::TempDir() + "/slice-out.fb";
+          std::string out_path = irt::testing::TempPath("slice-out.fb");
           auto out = Output::Open(out_path);
           ASSERT_TRUE(out.ok());
           Status ws = WriteSliceTrace(*t, *s, **out);
@@ -330,7 +331,7 @@ TEST(SliceTest, BackwardOfHReturnIsSeedBackward) {
 // A recursion 10^5 calls deep: every slice mode runs without recursion and
 // reaches the bottom.
 TEST(SliceTest, DeepRecursion) {
-  std::string path = ::testing::TempDir() + "/slice-deep.ir";
+  std::string path = irt::testing::TempPath("slice-deep.ir");
   {
     auto out = Output::Open(path);
     ASSERT_TRUE(out.ok());
@@ -345,7 +346,7 @@ TEST(SliceTest, DeepRecursion) {
   req.function = "deep";
   auto job = ir::TraceJob::Prepare(req);
   ASSERT_TRUE(job.ok()) << job.status().message();
-  std::string fb = ::testing::TempDir() + "/slice-deep.fb";
+  std::string fb = irt::testing::TempPath("slice-deep.fb");
   auto out = Output::Open(fb);
   ASSERT_TRUE(out.ok());
   ASSERT_TRUE(job->Run(**out).ok());
@@ -358,7 +359,7 @@ TEST(SliceTest, DeepRecursion) {
     // Each level: the result chain (return, +, the callee's result) and,
     // with control, the comparison, its jump and the argument chain.
     EXPECT_GT(s->size(), 100000u * (control ? 6 : 2));
-    std::string o = ::testing::TempDir() + "/slice-deep-out.fb";
+    std::string o = irt::testing::TempPath("slice-deep-out.fb");
     auto w = Output::Open(o);
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE(WriteSliceTrace(*t, *s, **w).ok());

@@ -1,5 +1,7 @@
 // Writer -> reader round trips, chunking, and IRTracker's graph queries on
 // the seed README's f(x) = sin(x) + x trace, built through the writer API.
+#include "irt/trace.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,15 +12,13 @@
 #include "irt/check.h"
 #include "irt/graph.h"
 #include "irt/output.h"
-#include "irt/trace.h"
 #include "irt/writer.h"
+#include "test_temp.h"
 
 namespace irt {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" + name;
-}
+std::string TempPath(const std::string& name) { return irt::testing::TempPath(name); }
 
 // Writes f(x) = sin(x) + x at x = 1.0 as IRTracker records it.
 void WriteF(TraceWriter& w) {
@@ -73,8 +73,7 @@ TEST(TraceTest, SeedQueriesOnF) {
   // backward(node[5]) = [@4, @3, @2]
   EXPECT_EQ(*body->Backward(4), (std::vector<size_t>{3, 2, 1}));
   // referenced(node[4], numbered = true) = [2 => @3, 3 => @2]
-  EXPECT_EQ(*body->ReferencedNumbered(3),
-            (std::vector<std::pair<int, size_t>>{{2, 2}, {3, 1}}));
+  EXPECT_EQ(*body->ReferencedNumbered(3), (std::vector<std::pair<int, size_t>>{{2, 2}, {3, 1}}));
   // referenced(node[5], numbered = true) = [1 => @4]
   EXPECT_EQ(*body->ReferencedNumbered(4), (std::vector<std::pair<int, size_t>>{{1, 3}}));
   // dependents(node[2]) = [@3, @4]
@@ -152,8 +151,14 @@ TEST(TraceTest, DeepRecursionAcrossChunks) {
 
 TEST(TraceTest, ValuesRoundTripExactly) {
   std::vector<Value> values = {
-      Value::F64(0.1), Value::F64(-0.0), Value::F64(std::nan("")), Value::F64(5e-324),
-      Value::F32(1.5f), Value::I64(-9007199254740993LL), Value::Bool(true), Value::Nothing(),
+      Value::F64(0.1),
+      Value::F64(-0.0),
+      Value::F64(std::nan("")),
+      Value::F64(5e-324),
+      Value::F32(1.5f),
+      Value::I64(-9007199254740993LL),
+      Value::Bool(true),
+      Value::Nothing(),
       Value::String("β \"quoted\""),
       Value::MakeTensor(Tensor::FromF64({2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6.25})),
       Value::MakeTuple({Value::I64(1), Value::MakeTuple({Value::F64(2.0), Value::String("x")})})};
