@@ -114,7 +114,8 @@ enum class EdgeStyle { kData, kCondition, kControl };
 
 class DotBuilder {
  public:
-  DotBuilder(const Trace& trace, const DotOptions& opts) : trace_(trace), opts_(opts) {
+  DotBuilder(const Trace& trace, const DotOptions& opts)
+      : trace_(trace), opts_(opts), conditions_(trace) {
     fo_.max_elements = opts.max_elements;
     popts_.show_meta = false;
     popts_.max_elements = opts.max_elements;
@@ -354,9 +355,42 @@ class DotBuilder {
     Highlight(n, value_id, c.is_call() ? c.id : kNoNode);
     nodes_[value_id] = n;
     IRT_RETURN_IF_ERROR(RefEdges(v, n, value_id));
+    if ((v.kind() == NodeKind::kJump || v.kind() == NodeKind::kReturn) && v.location().pos > 1) {
+      NotTakenEdges(body, pos, v, n, value_id);
+    }
     Arrived(n);
     if (v.kind() == NodeKind::kJump) pending_jump_ = n;
     return Status::Ok();
+  }
+
+  // A branch at position &k > 1 ran because the conditions of branches
+  // &1..&k-1 held (they were not taken): dotted control edges from the
+  // latest value of each condition in the same body.
+  void NotTakenEdges(const CallBody& body, size_t pos, const NodeView& v, Agnode_t* to,
+                     NodeId value_id) {
+    Location l = v.location();
+    for (uint32_t ssa : conditions_.NotTaken(body.call().id, l.block, l.pos)) {
+      for (size_t q = pos; q-- > 0;) {
+        Child c = body[q];
+        auto w = trace_.node(c.id);
+        if (!w.ok()) break;
+        NodeKind k = w->kind();
+        if (k == NodeKind::kJump || Closes(k) || w->location().pos != ssa) continue;
+        NodeId id = c.is_call() ? c.end : c.id;
+        Agnode_t* from = Source(id);
+        if (from == nullptr) break;
+        Agedge_t* e = agedge(g_, from, to, nullptr, 1);
+        if (e != nullptr) {
+          agsafeset(e, C("style"), C("dotted"), C(""));
+          agsafeset(e, C("color"), C("#1f77b4"), C(""));
+          if (Selected(id) && Selected(value_id)) {
+            agsafeset(e, C("color"), C("#d62728"), C(""));
+            agsafeset(e, C("penwidth"), C("2"), C(""));
+          }
+        }
+        break;
+      }
+    }
   }
 
   // The first node drawn after a jump is where it led: a control edge.
@@ -421,6 +455,7 @@ class DotBuilder {
 
   const Trace& trace_;
   const DotOptions& opts_;
+  BranchConditions conditions_;
   FormatOptions fo_;
   PrintOptions popts_;
   Agdisc_t disc_{};

@@ -4,9 +4,9 @@
 // walk up. Calls are tracked with an explicit stack of frames; a nested call
 // whose body holds nothing pending is hopped in one step through the link
 // from its closing node back to its marker. Node sets are bitmaps over the
-// global order (calloc'ed, so untouched pages cost nothing), pending work is
-// a bitmap plus a running "highest pending node" so that finding the next
-// node to visit costs one word scan per 64 nodes skipped.
+// global order (calloc'ed, so untouched pages cost nothing); pending work is
+// a bitmap with a count, and whether a nested call holds pending work is one
+// word scan per 64 nodes, down from its end to the first pending node.
 //
 // Writing the slice is a second, ascending pass over the kept nodes only;
 // references are renumbered by rank queries over the kept-node bitmap.
@@ -75,26 +75,26 @@ class BitMap {
     return !was;
   }
   void Clear(uint64_t i) { data_[i >> 6] &= ~(1ull << (i & 63)); }
-  uint64_t Word(uint64_t w) const { return w < lo_ || w >= hi_ ? 0 : data_[w]; }
+  // Word w (< number of words); untouched words read as calloc's zero pages.
+  uint64_t Word(uint64_t w) const { return data_[w]; }
   // First and one-past-last word ever set (lo > hi when empty).
   uint64_t lo_word() const { return lo_; }
   uint64_t hi_word() const { return hi_; }
 
-  // The largest set index < i, or kNoNode.
-  uint64_t PrevSet(uint64_t i) const {
-    if (i == 0 || hi_ == 0) return kNoNode;
-    uint64_t idx = i - 1;
-    uint64_t w = idx >> 6;
-    if (w >= hi_) {
-      w = hi_ - 1;
-      idx = w * 64 + 63;
+  // Whether any bit in [lo, hi] is set, scanning down from hi (so it stops
+  // early when a set bit is near hi).
+  bool AnyIn(uint64_t lo, uint64_t hi) const {
+    if (lo > hi || hi_ == 0) return false;
+    uint64_t wlo = std::max(lo >> 6, lo_);
+    uint64_t whi = std::min(hi >> 6, hi_ - 1);
+    for (uint64_t w = whi + 1; w-- > wlo;) {
+      uint64_t bits = data_[w];
+      if (w == (hi >> 6)) bits &= ~0ull >> (63 - (hi & 63));
+      if (w == (lo >> 6)) bits &= ~0ull << (lo & 63);
+      if (bits != 0) return true;
+      if (w == 0) break;
     }
-    uint64_t bits = data_[w] & (~0ull >> (63 - (idx & 63)));
-    while (true) {
-      if (bits != 0) return w * 64 + 63 - static_cast<uint64_t>(std::countl_zero(bits));
-      if (w == 0 || w <= lo_) return kNoNode;
-      bits = data_[--w];
-    }
+    return false;
   }
   // The smallest set index >= i, or kNoNode.
   uint64_t NextSet(uint64_t i) const {
@@ -183,7 +183,15 @@ class NodeReader {
       : t_(t), facts_(t.chunks().size()), checked_(t.chunks().size(), 0) {}
 
   Result<RawNode> Get(NodeId id) {
-    Window* w = &win_[mru_];
+    RawNode n;
+    IRT_RETURN_IF_ERROR(Read(id, &n));
+    return n;
+  }
+
+  // Same as Get without building a Result; the common case (a node of a
+  // recently used chunk) is a few loads.
+  Status Read(NodeId id, RawNode* n) {
+    const Window* w = &win_[mru_];
     if (id < w->base || id >= w->end) {
       w = nullptr;
       for (uint32_t k = 0; k < kWindows; ++k) {
@@ -199,15 +207,14 @@ class NodeReader {
       }
     }
     uint32_t local = static_cast<uint32_t>(id - w->base);
-    RawNode n;
-    n.id = id;
-    n.chunk_index = w->ci;
-    n.chunk = w->chunk;
-    n.node = w->nodes->Get(local);
-    n.cls = w->classes->Get(n.node->cls());
-    n.nrefs = facts_[w->ci].class_refs[n.node->cls()];
-    if (IsCloser(n.kind())) --n.nrefs;  // the call link (checked to exist)
-    return n;
+    n->id = id;
+    n->chunk_index = w->ci;
+    n->chunk = w->chunk;
+    n->node = w->nodes->Get(local);
+    n->cls = w->classes->Get(n->node->cls());
+    n->nrefs = w->class_refs[n->node->cls()];
+    if (IsCloser(n->kind())) --n->nrefs;  // the call link (checked to exist)
+    return Status::Ok();
   }
 
  private:
@@ -259,6 +266,7 @@ class NodeReader {
     w.ci = ci;
     w.base = base;
     w.end = base + count;
+    w.class_refs = facts_[ci].class_refs.data();
     mru_ = next_;
     return Status::Ok();
   }
@@ -269,6 +277,7 @@ class NodeReader {
     const fb::Chunk* chunk = nullptr;
     const flatbuffers::Vector<const fb::Node*>* nodes = nullptr;
     const flatbuffers::Vector<const fb::NodeClass*>* classes = nullptr;
+    const uint16_t* class_refs = nullptr;
   };
   static constexpr uint32_t kWindows = 4;
 
@@ -616,17 +625,13 @@ class BackwardWalk {
   void Mark(NodeId t) {
     w_.s.refd.Set(t);
     if (local_ && (t <= stack_.back().marker || t > stack_.back().closer)) return;
-    if (pending_.Set(t)) {
-      ++outstanding_;
-      if (next_ == kNoNode || t > next_) next_ = t;
-    }
+    if (pending_.Set(t)) ++outstanding_;
   }
   // Whether node i is pending; clears it.
   bool TakePending(NodeId i) {
     if (!pending_.Test(i)) return false;
     pending_.Clear(i);
     --outstanding_;
-    if (i == next_) next_ = pending_.PrevSet(i);
     return true;
   }
 
@@ -663,17 +668,12 @@ class BackwardWalk {
   bool Done() const {
     if (outstanding_ > 0) return false;
     if (!w_.control) return true;
-    for (const BackFrame& f : stack_) {
-      if (f.ctl || !f.wanted.empty()) return false;
-    }
-    // With control across calls, a frame with selected nodes makes its
-    // caller's earlier jumps relevant.
-    if (!local_) {
-      for (const BackFrame& f : stack_) {
-        if (f.has_sel) return false;
-      }
-    }
-    return true;
+    // With control across calls every caller's earlier jumps decide the
+    // call sites of the calls holding the slice: the walk goes down to the
+    // root's marker. Within one call, only that call's own jumps matter.
+    if (!local_) return false;
+    const BackFrame& f = stack_.back();
+    return !f.ctl && f.wanted.empty();
   }
 
   Status Pop() {
@@ -734,7 +734,9 @@ class BackwardWalk {
           i = m - 1;
           continue;
         }
-        bool enter = pending_.Test(i) || (next_ != kNoNode && next_ > m);
+        // Entered when anything in it is pending: its result, or a node a
+        // selected node references (every pending node is below i).
+        bool enter = pending_.Test(i) || (outstanding_ > 0 && pending_.AnyIn(m + 1, i - 1));
         if (!enter) {
           if (m == 0) break;
           i = m - 1;
@@ -768,8 +770,7 @@ class BackwardWalk {
   Walk& w_;
   bool local_;
   BitMap pending_;
-  uint64_t outstanding_ = 0;
-  NodeId next_ = kNoNode;  // the highest pending node
+  uint64_t outstanding_ = 0;  // pending nodes not yet visited
   std::vector<BackFrame> stack_;
 };
 
@@ -793,7 +794,8 @@ class ForwardWalk {
     PushChain(chain);
     IRT_RETURN_IF_ERROR(SelectStart(start, start_is_jump, false));
     for (NodeId i = start.id + 1; i < w_.trace.size() && !stack_.empty(); ++i) {
-      IRT_ASSIGN_OR_RETURN(RawNode n, w_.reader.Get(i));
+      RawNode n;
+      IRT_RETURN_IF_ERROR(w_.reader.Read(i, &n));
       NodeKind k = n.kind();
       if (k == NodeKind::kCall) {
         FwdFrame f;
@@ -989,6 +991,26 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
   return slice;
 }
 
+// ---------------------------------------------------------------- BranchConditions
+
+struct BranchConditions::Impl {
+  explicit Impl(const Trace& t) : trace(t), tables(t) {}
+  const Trace& trace;
+  BranchTables tables;
+};
+
+BranchConditions::BranchConditions(const Trace& trace) : impl_(new Impl(trace)) {}
+BranchConditions::~BranchConditions() = default;
+
+std::vector<uint32_t> BranchConditions::NotTaken(NodeId marker, uint32_t block, uint32_t k) {
+  std::vector<uint32_t> out;
+  auto m = impl_->trace.node(marker);
+  if (!m.ok() || m->kind() != NodeKind::kCall) return out;
+  const BranchTable* t = impl_->tables.For(m->op(), marker);
+  t->NotTaken(block, k, [&](uint32_t ssa) { out.push_back(ssa); });
+  return out;
+}
+
 // ---------------------------------------------------------------- writing
 
 namespace {
@@ -1156,7 +1178,8 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
       NodeId x = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
       bits &= bits - 1;
       ranks.Reach(x);
-      IRT_ASSIGN_OR_RETURN(RawNode n, reader.Get(x));
+      RawNode n;
+      IRT_RETURN_IF_ERROR(reader.Read(x, &n));
       NodeKind k = n.kind();
       bool sel = s.selected.Test(x);
       bool ctx = s.context.Test(x);

@@ -121,6 +121,25 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
 /// Nodes are renumbered; the output passes irt-check.
 Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out);
 
+/// The branches a trace does not record: a jump or return at branch position
+/// &k > 1 of its block was reached because branches &1..&k-1 were evaluated
+/// and not taken. This reads their conditions from the IR text the trace
+/// carries for each function (cached per function).
+class BranchConditions {
+ public:
+  explicit BranchConditions(const Trace& trace);
+  ~BranchConditions();
+  /// SSA ids of the conditions of branches &1..&k-1 of `block`, in the
+  /// function called at `marker` (the call holding the branch); empty when
+  /// the trace has no IR for that function or the branches have no
+  /// condition.
+  std::vector<uint32_t> NotTaken(NodeId marker, uint32_t block, uint32_t k);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// Lists the slice in irt-print's text format with the original positions:
 /// the root call's line, then every selected node under the lines of the
 /// calls that hold it, indented by depth.
