@@ -125,6 +125,16 @@ TEST(DiffTest, NodeNotationIsIrtPrints) {
   ExpectIrtPrintNotation(s.Path("h5.fb"), s.Path("h2.fb"));
   ExpectIrtPrintNotation(s.Path("g1.fb"), s.Path("g2.fb"));
   ExpectIrtPrintNotation(s.Path("g2.fb"), s.Path("g1.fb"));
+  // A body of 2400 children, a nested call in each iteration: positions of
+  // far references and of call results, past several checkpoints.
+  std::string m = s.Path("m.ir");
+  std::ofstream(m) << "function m\n1: (%1, %2, %3)\n  br 2 (0, 0.0)\n2: (%4, %5)\n"
+                      "  %6 = %4 < %3\n  br 4 unless %6\n  br 3\n3:\n  %7 = Main.sq(%2, %4)\n"
+                      "  %8 = %5 + %7\n  %9 = %4 + 1\n  br 2 (%9, %8)\n4:\n  return %5\nend\n"
+                      "function sq\n1: (%1, %2, %3)\n  %4 = %2 * %3\n  return %4\nend\n";
+  ASSERT_TRUE(Trace1(m, "m", {"1.5", "300"}, s.Path("m1.fb")).ok());
+  ASSERT_TRUE(Trace1(m, "m", {"2.5", "301"}, s.Path("m2.fb")).ok());
+  ExpectIrtPrintNotation(s.Path("m1.fb"), s.Path("m2.fb"));
 }
 
 TEST(DiffTest, SelfIsSameInEveryFormat) {
@@ -291,6 +301,34 @@ TEST(DiffAlignTest, ScatteredEditsInLongSequences) {
     EXPECT_GE(sum.only_a_children + sum.only_b_children, a.size() + b.size() - 2 * Lcs(a, b));
     EXPECT_EQ(sum.unaligned_regions, 0u);
   }
+}
+
+// Regions too long to align within the budget are reported as replaced
+// wholesale: every child is still accounted for, and the work stays bounded.
+TEST(DiffAlignTest, GivesUpOnHugeRegions) {
+  DiffScratch s;
+  std::mt19937 rng(3);
+  std::vector<int> a(3000), b(3000);
+  for (int& x : a) x = std::uniform_int_distribution<int>(0, 3)(rng);
+  for (int& x : b) x = std::uniform_int_distribution<int>(4, 7)(rng);
+  WriteFlat(s.Path("a.fb"), a);
+  WriteFlat(s.Path("b.fb"), b);
+  DiffOptions o;
+  o.format = DiffFormat::kStat;
+  auto [sum, text] = RunDiff(s, s.Path("a.fb"), s.Path("b.fb"), o);
+  EXPECT_EQ(sum.unaligned_regions, 1u);
+  EXPECT_EQ(sum.matched, 1u);  // the root call
+  EXPECT_EQ(sum.only_a_children, a.size() + 1);
+  EXPECT_EQ(sum.only_b_children, b.size() + 1);
+  // Within the budget (2000 edits) the same kind of region is aligned exactly.
+  a.resize(900);
+  b.resize(900);
+  WriteFlat(s.Path("a.fb"), a);
+  WriteFlat(s.Path("b.fb"), b);
+  auto [sum2, text2] = RunDiff(s, s.Path("a.fb"), s.Path("b.fb"), o);
+  EXPECT_EQ(sum2.unaligned_regions, 0u);
+  EXPECT_EQ(sum2.matched, 2u);  // and the returns
+  EXPECT_EQ(sum2.only_a_children, a.size());
 }
 
 TEST(DiffTest, TolerancesAndIgnoredMetadata) {

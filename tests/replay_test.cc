@@ -192,13 +192,13 @@ TEST(ReplayEvalTest, BuiltinsAgreeWithTheInterpreter) {
         "function t\n1: (%1, %2, %3)\n  %4 = " + std::string(p.expr) + "\n  return %4\nend\n";
     auto m = ir::Module::Parse(text, "t.ir");
     ASSERT_TRUE(m.ok()) << m.status().message();
+    ir::TrackingContext ctx;
+    ir::RandomSource rs = ir::RandomSource::Seeded(1);
+    ir::Interpreter interp(*m, ctx, rs);
     for (const std::string& a : pool) {
       for (const std::string& b : pool) {
         if (p.arity == 1 && b != "0") continue;
         Value args[] = {*ParseLiteral(a), *ParseLiteral(b)};
-        ir::TrackingContext ctx;
-        ir::RandomSource rs = ir::RandomSource::Seeded(1);
-        ir::Interpreter interp(*m, ctx, rs);
         Result<Value> want = interp.Evaluate("t", args);
         Result<Value> got = ApplyPrimitive(p.name, std::span<const Value>(args, p.arity));
         std::string what = std::string(p.name) + "(" + a + (p.arity == 2 ? ", " + b : "") + ")";

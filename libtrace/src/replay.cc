@@ -590,7 +590,14 @@ class Walker {
     const uint32_t* refs = nullptr;
     uint32_t n_refs = 0;
     std::vector<uint16_t> data_refs;  // per class: reference operands (no call link)
-    ChunkEdit edit;                   // values in ascending local order
+    // Per class: its primitive, looked up once (the table is keyed by name).
+    struct Op {
+      bool looked_up = false;
+      bool known = false;
+      const PrimitiveEntry* entry = nullptr;
+    };
+    std::vector<Op> ops;
+    ChunkEdit edit;  // values in ascending local order
   };
 
   bool Dirty(NodeId id) const {
@@ -615,6 +622,17 @@ class Walker {
   void Diverge(ReplayDivergence d) { r_->divergence = std::move(d); }
   Status CheckUntaken(NodeId id, uint32_t block, uint32_t pos);
   Status Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new);
+  // The primitive of node `id`'s class (of the current chunk).
+  const Cur::Op& OpOf(NodeId id, const NodeView& v) {
+    uint32_t cls = cur_.nodes[id - cur_.lo].cls();
+    Cur::Op& o = cur_.ops[cls];
+    if (!o.looked_up) {
+      o.looked_up = true;
+      o.entry = table_.Find(v.op());
+      o.known = o.entry != nullptr || table_.Knows(v.op(), v.num_operands());
+    }
+    return o;
+  }
   void SetValue(NodeId id, Value v);
   Status RootArguments();
 
@@ -680,6 +698,7 @@ Status Walker::Enter(uint32_t ci) {
     cur_.n_refs = c->refs()->size();
   }
   cur_.data_refs.resize(cur_.n_classes);
+  cur_.ops.resize(cur_.n_classes);
   for (uint32_t k = 0; k < cur_.n_classes; ++k) {
     const fb::NodeClass& cl = cur_.classes[k];
     uint16_t n = 0;
@@ -858,9 +877,10 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
     case NodeKind::kPrimitive:
     case NodeKind::kSpecial: {
       std::string_view op = v.op();
-      const PrimitiveEntry* e = table_.Find(op);
+      const Cur::Op& o = OpOf(id, v);
+      const PrimitiveEntry* e = o.entry;
       if (e != nullptr && e->random) return Status::Ok();  // a draw keeps its recorded value
-      if (!table_.Knows(op, v.num_operands())) {
+      if (!o.known) {
         return Unsupported(Where(t_, id) + ": cannot re-evaluate ⟨" + std::string(op) +
                            "⟩: no primitive named '" + std::string(op) +
                            "' (a call recorded without its body cannot be replayed)");
@@ -932,8 +952,9 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
       // A failed primitive fails again, perhaps with another message; the
       // Error nodes of the calls around it just pass the failure on.
       std::string_view op = v.op();
-      const PrimitiveEntry* e = table_.Find(op);
-      if ((e != nullptr && e->random) || !table_.Knows(op, v.num_operands())) return Status::Ok();
+      const Cur::Op& o = OpOf(id, v);
+      const PrimitiveEntry* e = o.entry;
+      if ((e != nullptr && e->random) || !o.known) return Status::Ok();
       args_.clear();
       for (size_t i = 0; i < v.num_operands(); ++i) {
         IRT_ASSIGN_OR_RETURN(Value a, OperandValue(v.operand(i)));
