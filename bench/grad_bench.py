@@ -24,6 +24,7 @@ import math
 import os
 import pathlib
 import re
+import shutil
 import statistics
 import struct
 import subprocess
@@ -91,6 +92,23 @@ def timed(cmd, runs):
     return mid[0], max(r[1] for r in results), mid[2]
 
 
+def cpu_ms(cmd, runs):
+    """Median CPU time (user + system, ms) of cmd by perf stat's task-clock, or None.
+
+    On a shared machine CPU time is steadier than wall time."""
+    if not shutil.which("perf"):
+        return None
+    values = []
+    for _ in range(runs):
+        p = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", *cmd],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for line in p.stderr.splitlines():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[2].startswith("task-clock"):
+                values.append(float(fields[0]))
+    return statistics.median(values) if values else None
+
+
 def emit(workload, figure, value, unit):
     if isinstance(value, float):
         value = f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
@@ -153,10 +171,28 @@ def main():
     ap.add_argument("--only", default="W1,W2,W3,W4")
     ap.add_argument("--check", action="store_true", help="verification lines only")
     ap.add_argument("--quick", action="store_true", help="small sizes (no reference figures)")
+    ap.add_argument("--inputs-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--verify", help=argparse.SUPPRESS)
+    ap.add_argument("--value", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--positions", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.verify:
+        name = args.verify
+        prefix = str(pathlib.Path(args.work) / f"{name.lower()}_grad@")
+        grads = [read_npy(f"{prefix}{p}.npy") for p in args.positions.split(",")]
+        print(json.dumps(verify(name, args.value, grads, False)))
+        return
     bin_dir = pathlib.Path(args.bin)
     work = pathlib.Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    if args.inputs_only:
+        for name in args.only.split(","):
+            prepare(name, work, args.quick)
+        return
+    # The inputs are written by a child process, so that this one stays small:
+    # a forked child's peak resident set counts the parent's pages until exec.
+    subprocess.run([sys.executable, __file__, "--inputs-only", "--work", str(work), "--only",
+                    args.only] + (["--quick"] if args.quick else []), check=True)
     failed = 0
     for name in args.only.split(","):
         ir, fn, fargs, wrt = prepare(name, work, args.quick)
@@ -184,20 +220,29 @@ def main():
             emit(name, "grad_time", t * 1e3, "ms")
             emit(name, "grad_peak", rss, "MiB")
             m = re.search(r"(\d+) active, (\d+) rule applications; open ([\d.]+) ms, forward pass "
-                          r"([\d.]+) ms, sweep ([\d.]+) ms", err)
+                          r"([\d.]+) ms, sweep ([\d.]+) ms, write [\d.]+ ms; peak memory ([\d.]+)",
+                          err)
             if m:
                 emit(name, "active_nodes", int(m.group(1)), "nodes")
                 emit(name, "grad_open", float(m.group(3)), "ms")
                 emit(name, "grad_forward_pass", float(m.group(4)), "ms")
                 emit(name, "grad_sweep", float(m.group(5)), "ms")
+                emit(name, "grad_peak_self", float(m.group(6)), "MiB")
+            cpu = cpu_ms(grad_cmd, args.runs)
+            if cpu is not None:
+                emit(name, "grad_cpu", cpu, "ms")
         out = json.loads(subprocess.run(grad_cmd, check=True, capture_output=True, text=True).stdout)
         result = out["value"]
-        positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
-        grads = [read_npy(f"{prefix}{p}.npy") for p in positions]
         if args.quick:
             emit(name, "value", result, "1")
             continue
-        for figure, value, expected, rel in verify(name, result, grads, args.quick):
+        positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
+        # Read the gradients in a child process (this one stays small, see above).
+        figures = json.loads(subprocess.run(
+            [sys.executable, __file__, "--verify", name, "--work", str(work), "--value", repr(result),
+             "--positions", ",".join(map(str, positions))],
+            check=True, capture_output=True, text=True).stdout)
+        for figure, value, expected, rel in figures:
             ok = rel <= TOLERANCE[name]
             failed += 0 if ok else 1
             if args.check:

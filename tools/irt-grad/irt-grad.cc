@@ -37,6 +37,19 @@ irt::Result<uint32_t> ParsePosition(std::string_view text) {
   return p;
 }
 
+// The process's peak resident set in MiB (Linux), for -v.
+double PeakMiB() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  double kb = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb / 1024.0;
+}
+
 std::string ExePath(const char* argv0) {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -160,9 +173,9 @@ int main(int argc, char** argv) {
     const irt::GradStats& st = r.stats;
     cli.log().info(
         "{} nodes, {} active, {} rule applications; open {:.3f} ms, forward pass {:.3f} ms, "
-        "sweep {:.3f} ms, write {:.3f} ms",
+        "sweep {:.3f} ms, write {:.3f} ms; peak memory {:.1f} MiB",
         st.nodes, st.active_nodes, st.rule_applications, open_s * 1e3, st.activity_seconds * 1e3,
-        st.sweep_seconds * 1e3, st.write_seconds * 1e3);
+        st.sweep_seconds * 1e3, st.write_seconds * 1e3, PeakMiB());
     return out->Commit();
   });
 }
