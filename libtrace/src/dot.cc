@@ -289,9 +289,9 @@ class DotBuilder {
     return n;
   }
 
-  void Edge(Agnode_t* from, Agnode_t* to, EdgeStyle style, bool hot) {
+  Agedge_t* Edge(Agnode_t* from, Agnode_t* to, EdgeStyle style, bool hot) {
     Agedge_t* e = agedge(g_, from, to, nullptr, 1);
-    if (e == nullptr) return;
+    if (e == nullptr) return nullptr;
     switch (style) {
       case EdgeStyle::kData:
         break;
@@ -309,6 +309,7 @@ class DotBuilder {
       agsafeset(e, C("color"), C("#d62728"), C(""));
       agsafeset(e, C("penwidth"), C("2"), C(""));
     }
+    return e;
   }
 
   // The edges into a drawn node from what it references.
@@ -358,8 +359,11 @@ class DotBuilder {
     if ((v.kind() == NodeKind::kJump || v.kind() == NodeKind::kReturn) && v.location().pos > 1) {
       NotTakenEdges(body, pos, v, n, value_id);
     }
-    Arrived(n);
-    if (v.kind() == NodeKind::kJump) pending_jump_ = n;
+    Arrived(n, value_id);
+    if (v.kind() == NodeKind::kJump) {
+      pending_jump_ = n;
+      pending_jump_id_ = value_id;
+    }
     return Status::Ok();
   }
 
@@ -394,15 +398,13 @@ class DotBuilder {
   }
 
   // The first node drawn after a jump is where it led: a control edge.
-  void Arrived(Agnode_t* n) {
+  // Highlighted when the jump and the node it led to are both in the slice.
+  void Arrived(Agnode_t* n, NodeId id) {
     if (pending_jump_ == nullptr) return;
     Agnode_t* j = pending_jump_;
     pending_jump_ = nullptr;
-    Agedge_t* e = agedge(g_, j, n, nullptr, 1);
+    Agedge_t* e = Edge(j, n, EdgeStyle::kControl, Selected(pending_jump_id_) && Selected(id));
     if (e == nullptr) return;
-    agsafeset(e, C("style"), C("bold,dashed"), C(""));
-    agsafeset(e, C("color"), C("#1f77b4"), C(""));
-    agsafeset(e, C("arrowhead"), C("empty"), C(""));
     if (!pending_cluster_.empty()) agsafeset(e, C("lhead"), C(pending_cluster_), C(""));
     pending_cluster_.clear();
   }
@@ -465,6 +467,7 @@ class DotBuilder {
   std::unordered_map<NodeId, Agnode_t*> nodes_;
   std::unordered_map<NodeId, Agnode_t*> externals_;
   Agnode_t* pending_jump_ = nullptr;
+  NodeId pending_jump_id_ = kNoNode;
   std::string pending_cluster_;
   std::optional<CallBody> parent_;    // the body holding the drawn subtree
   const CallBody* holder_ = nullptr;  // &*parent_ when drawing a subtree
