@@ -15,7 +15,7 @@
 #include "irt/ir/interpreter.h"
 #include "irt/output.h"
 #include "irt/trace.h"
-#include "test_temp.h"
+#include "test_util.h"
 
 namespace irt {
 namespace {
@@ -23,19 +23,7 @@ namespace {
 std::string DotTestTrace(const std::string& file, const std::string& fn,
                          std::vector<std::string> args,
                          std::optional<std::string> rand = std::nullopt) {
-  ir::TraceRequest req;
-  req.module_path = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + file;
-  req.function = fn;
-  req.args = std::move(args);
-  req.rand_values = std::move(rand);
-  auto job = ir::TraceJob::Prepare(req);
-  EXPECT_TRUE(job.ok()) << job.status().message();
-  std::string path = irt::testing::TempPath("dot-" + file + ".fb");
-  auto out = Output::Open(path);
-  EXPECT_TRUE(out.ok());
-  EXPECT_TRUE(job->Run(**out).ok());
-  EXPECT_TRUE((*out)->Commit().ok());
-  return path;
+  return irt::testing::TraceTestdata("dot", file, fn, std::move(args), std::move(rand));
 }
 
 Result<std::string> Dot(const Trace& t, const DotOptions& opts) {

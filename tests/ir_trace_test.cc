@@ -12,7 +12,7 @@
 #include "irt/output.h"
 #include "irt/trace.h"
 #include "irt/writer.h"
-#include "test_temp.h"
+#include "test_util.h"
 
 namespace irt::ir {
 namespace {

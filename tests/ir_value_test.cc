@@ -10,7 +10,7 @@
 #include <random>
 
 #include "irt/value.h"
-#include "test_temp.h"
+#include "test_util.h"
 
 namespace irt {
 namespace {

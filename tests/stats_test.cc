@@ -12,7 +12,7 @@
 #include "irt/ir/interpreter.h"
 #include "irt/output.h"
 #include "irt/trace.h"
-#include "test_temp.h"
+#include "test_util.h"
 
 namespace irt {
 namespace {

@@ -13,7 +13,7 @@
 #include "irt/graph.h"
 #include "irt/output.h"
 #include "irt/writer.h"
-#include "test_temp.h"
+#include "test_util.h"
 
 namespace irt {
 namespace {
