@@ -1143,7 +1143,7 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
   auto class_for = [&](const RawNode& from, Role role) -> ClassId {
     return classes.Get(from.chunk_index, from.node->cls(), static_cast<uint32_t>(role), [&] {
       ClassSpec spec = SpecOf(from, role == kAsIs || role == kUnit);
-      if (role == kNoOperands) spec.aux = 0;
+      if (role == kNoOperands && spec.kind != NodeKind::kError) spec.aux = 0;
       if (role == kUnit) spec.kind = NodeKind::kPrimitive;
       if (role == kInput && !(spec.kind == NodeKind::kArgument && spec.aux == 0)) {
         // Kept as a Constant at its place; a function argument stays one.

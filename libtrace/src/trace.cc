@@ -403,7 +403,9 @@ Location NodeView::location() const {
   Location l;
   l.block = cls_->block();
   l.pos = cls_->pos();
-  l.is_branch = kind() == NodeKind::kJump || kind() == NodeKind::kReturn;
+  // An Error node's aux is 1 when it failed at a branch (schema/README.md §3).
+  l.is_branch = kind() == NodeKind::kJump || kind() == NodeKind::kReturn ||
+                (kind() == NodeKind::kError && cls_->aux() == 1);
   l.line = cls_->line();
   l.col = cls_->col();
   return l;

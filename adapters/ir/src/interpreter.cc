@@ -514,9 +514,11 @@ Result<Value> Interpreter::Impl::Fail(const Instr* at) {
       case OpCode::kBr:
       case OpCode::kBrUnless:
         spec.op = "br";
+        spec.aux = 1;  // failed at a branch: pos is its branch position
         break;
       case OpCode::kReturn:
         spec.op = "return";
+        spec.aux = 1;
         break;
       default:
         spec.op = at->name;
@@ -602,8 +604,14 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
 
   const Value* pargs[kMaxPrimArity];
   NodeId prefs[kMaxPrimArity];
+  uint64_t budget = options.max_steps == 0 ? ~0ull : options.max_steps;
   for (;;) {
     const Instr& in = fn->code[fr->pc++];
+    if (budget-- == 0) [[unlikely]] {
+      error = "step limit reached: " + std::to_string(options.max_steps) +
+              " statements and branches executed (--max-steps)";
+      return Fail(&in);
+    }
     switch (in.code) {
       case OpCode::kPrim: {
         pargs[0] = pargs[1] = &kNoValue;  // nullary primitives still get valid pointers

@@ -88,6 +88,10 @@ Status TraceJob::Run(Output& out) {
     io.trace_meta.emplace_back("max_depth",
                                Value::I64(static_cast<int64_t>(request_.context.max_depth)));
   }
+  if (request_.max_steps != 0) {
+    io.max_steps = request_.max_steps;
+    io.trace_meta.emplace_back("max_steps", Value::I64(static_cast<int64_t>(request_.max_steps)));
+  }
   Interpreter interp(*module_, ctx, random, std::move(io));
   Result<Value> r = interp.Trace(request_.function, args_, writer);
   if (!r.ok()) return r.error();

@@ -58,6 +58,9 @@ double PortableLog(double x);
 struct InterpreterOptions {
   /// A call nested deeper than this is a runtime error (StackOverflowError).
   uint64_t max_call_depth = 50'000'000;
+  /// Executing more statements and branches than this is a runtime error
+  /// (0: no limit), so that a program that never ends still ends its trace.
+  uint64_t max_steps = 0;
   /// Trace-level metadata added to every trace (after "status" and "function").
   std::vector<std::pair<std::string, Value>> trace_meta;
 };
@@ -108,6 +111,8 @@ struct TraceRequest {
   /// Comma-separated values replayed by rand()/randn() instead of the
   /// seeded generator ("0.9,0.7,0.1").
   std::optional<std::string> rand_values;
+  /// InterpreterOptions::max_steps (0: no limit).
+  uint64_t max_steps = 0;
   ContextOptions context;
   std::string producer_version;
 };
