@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -18,6 +20,22 @@ bool ColorAllowed(int fd, const std::string& mode) {
   const char* term = std::getenv("TERM");
   if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
   return isatty(fd) != 0;
+}
+
+CLI::Validator Count() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+          return "expected a non-negative integer, got '" + text + "'";
+        }
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+          return "'" + text + "' is too large";
+        }
+        return "";
+      },
+      "");
 }
 
 Cli::Cli(std::string name, std::string description)
@@ -39,8 +57,7 @@ void Cli::AddForceOption() {
 
 void Cli::InitLogging() {
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
-      ColorAllowed(STDERR_FILENO, color_) ? spdlog::color_mode::always
-                                          : spdlog::color_mode::never);
+      ColorAllowed(STDERR_FILENO, color_) ? spdlog::color_mode::always : spdlog::color_mode::never);
   log_ = std::make_shared<spdlog::logger>(name_, sink);
   log_->set_pattern("%n: %^%l%$: %v");
   if (quiet_) {

@@ -68,6 +68,10 @@ class Cli {
 /// "no" / "yes" for colour decisions on a file descriptor.
 bool ColorAllowed(int fd, const std::string& mode);
 
+/// A check for count options: decimal digits only, so that "-1" is an error
+/// rather than a huge unsigned number.
+CLI::Validator Count();
+
 }  // namespace irt::tools
 
 #endif  // IRT_TOOLS_COMMON_CLI_H_

@@ -24,14 +24,12 @@ int main(int argc, char** argv) {
           "\"version\":{}}},\"chunks\":{},\"nodes\":{},\"calls\":{},\"max_depth\":{},"
           "\"bytes\":{}}}\n",
           s.format_major, s.format_minor, irt::JsonQuote(s.producer_name),
-          irt::JsonQuote(s.producer_version), s.chunks, s.nodes,
-          s.calls, s.max_depth, s.bytes);
+          irt::JsonQuote(s.producer_version), s.chunks, s.nodes, s.calls, s.max_depth, s.bytes);
     } else {
       *out << fmt::format("format:    {}.{}\n", s.format_major, s.format_minor)
            << fmt::format("producer:  {} {}\n", s.producer_name, s.producer_version)
            << fmt::format("chunks:    {}\n", s.chunks) << fmt::format("nodes:     {}\n", s.nodes)
-           << fmt::format("calls:     {}\n", s.calls)
-           << fmt::format("max depth: {}\n", s.max_depth)
+           << fmt::format("calls:     {}\n", s.calls) << fmt::format("max depth: {}\n", s.max_depth)
            << fmt::format("bytes:     {}\n", s.bytes) << "ok\n";
     }
     return out->Commit();

@@ -32,10 +32,12 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("-U,--context", opts.context, "Show N unchanged children around each change")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.add_option("--max-elements", opts.max_elements,
                  "Abbreviate tensors with more elements than N (0: never)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.get_option("--stat")->excludes("--json");
   return cli.RunWithCode(
       argc, argv,

@@ -18,12 +18,14 @@ int main(int argc, char** argv) {
   app.add_option("-l,--levels", opts.levels,
                  "Draw N levels: 1 is the call itself, 2 adds its children, deeper calls are "
                  "single nodes (0: all)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.add_option("-n,--node", opts.node_path, "Draw the subtree at PATH, e.g. @8/@4")
       ->type_name("PATH");
   app.add_option("--max-nodes", opts.max_nodes,
                  "Refuse to draw more than N nodes (default 2000; 0: no limit)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.add_option("-m,--show-meta", opts.show_meta,
                  "Show metadata KEY (e.g. adjoint) under node labels; repeatable; '*' for all")
       ->type_name("KEY");

@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "Print JSON instead of text");
   auto* max_el = app.add_option("--max-elements", popts.max_elements,
                                 "Abbreviate tensors with more elements than N (0: never)")
-                     ->type_name("N");
+                     ->type_name("N")
+                     ->check(irt::tools::Count());
   app.add_option("--npy", npy, "Also write each derivative to PREFIXN.npy (N: its position)")
       ->type_name("PREFIX");
   app.add_flag("--emit-trace", emit, "Write the backward pass as a trace instead");

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-meta", no_meta, "With --list: do not print metadata");
   app.add_option("--max-elements", popts.max_elements,
                  "With --list: abbreviate tensors with more elements than N (0: never)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   cli.AddForceOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (backward.empty() == forward.empty()) {

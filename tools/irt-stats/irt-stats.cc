@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
       ->type_name("FILE");
   app.add_option("-n,--top", opts.top, "List the N heaviest calls (by nodes in their subtree)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.add_flag("--chunks", opts.chunks, "Also list every chunk (index, first node, nodes, bytes)");
   app.add_flag("--json", json, "Print JSON (one document) instead of text");
   return cli.Run(argc, argv, [&]() -> irt::Status {

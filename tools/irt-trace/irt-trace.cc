@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "Write the trace to FILE (default: standard output)")
       ->type_name("FILE");
   app.add_option("--seed", req.seed, "Seed of the random generator behind rand() and randn()")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(irt::tools::Count());
   CLI::Option* rv =
       app.add_option("--rand-values", rand_values,
                      "Replay these draws for rand() and randn(), in order; running out is an error")
@@ -32,13 +33,18 @@ int main(int argc, char** argv) {
   app.add_option("--max-depth", req.context.max_depth,
                  "Record calls at nesting level N or deeper (the root is level 1) as primitives")
       ->type_name("N")
-      ->check(CLI::NonNegativeNumber);
+      ->check(irt::tools::Count());
   app.add_option("--primitive", req.context.primitives,
                  "Record calls of module function NAME as primitives (repeatable)")
       ->type_name("NAME")
       ->expected(1)  // one name per --primitive, so positionals may follow
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--max-steps", req.max_steps,
+                 "Stop the program with an error after N statements and branches (0: no limit); "
+                 "the trace still ends complete, as a failed run")
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.add_flag("--tag-random", req.context.tag_random,
                "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
   cli.AddForceOption();

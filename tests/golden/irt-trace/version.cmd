@@ -1,0 +1,1 @@
+irt-trace --version
