@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "bytesource.h"
 #include "chunk.h"
 
 namespace irt {
@@ -24,14 +25,22 @@ using internal::ChunkHeader;
 
 std::string_view NodeKindName(NodeKind k) {
   switch (k) {
-    case NodeKind::kArgument: return "Argument";
-    case NodeKind::kConstant: return "Constant";
-    case NodeKind::kPrimitive: return "Primitive";
-    case NodeKind::kCall: return "Call";
-    case NodeKind::kSpecial: return "Special";
-    case NodeKind::kJump: return "Jump";
-    case NodeKind::kReturn: return "Return";
-    case NodeKind::kError: return "Error";
+    case NodeKind::kArgument:
+      return "Argument";
+    case NodeKind::kConstant:
+      return "Constant";
+    case NodeKind::kPrimitive:
+      return "Primitive";
+    case NodeKind::kCall:
+      return "Call";
+    case NodeKind::kSpecial:
+      return "Special";
+    case NodeKind::kJump:
+      return "Jump";
+    case NodeKind::kReturn:
+      return "Return";
+    case NodeKind::kError:
+      return "Error";
   }
   return "?";
 }
@@ -59,25 +68,27 @@ struct Mapping {
   }
 };
 
+// Copies the input at `in` (decompressing it if it is zstd-compressed) into
+// an unlinked temporary file, and returns that file's descriptor.
 Result<int> SpoolToTempFile(int in, const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/irtrace-stdin-XXXXXX";
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/irtrace-input-XXXXXX";
   int fd = mkstemp(tmpl.data());
   if (fd < 0) return IoError(name + ": cannot create a temporary file: " + strerror(errno));
   unlink(tmpl.c_str());
+  internal::ByteSource src(in, name);
   std::vector<char> buf(1 << 20);
   for (;;) {
-    ssize_t r = read(in, buf.data(), buf.size());
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
+    Result<size_t> got = src.Read(buf.data(), buf.size());
+    if (!got) {
       close(fd);
-      return IoError(name + ": read failed: " + strerror(e));
+      return got.error();
     }
+    size_t r = *got;
     if (r == 0) break;
     const char* p = buf.data();
     while (r > 0) {
-      ssize_t w = write(fd, p, static_cast<size_t>(r));
+      ssize_t w = write(fd, p, r);
       if (w < 0) {
         if (errno == EINTR) continue;
         int e = errno;
@@ -85,10 +96,16 @@ Result<int> SpoolToTempFile(int in, const std::string& name) {
         return IoError(name + ": cannot spool to a temporary file: " + strerror(e));
       }
       p += w;
-      r -= w;
+      r -= static_cast<size_t>(w);
     }
   }
   return fd;
+}
+
+// Whether the regular file at fd starts with a zstd frame.
+bool StartsCompressed(int fd) {
+  uint8_t magic[4];
+  return pread(fd, magic, 4, 0) == 4 && internal::IsZstdMagic(magic);
 }
 
 Status MapPath(const std::string& path, Mapping* m) {
@@ -112,7 +129,7 @@ Status MapPath(const std::string& path, Mapping* m) {
     if (owned) close(fd);
     return IoError(name + ": is a directory");
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st.st_mode) || StartsCompressed(fd)) {
     auto spooled = SpoolToTempFile(fd, name);
     if (owned) close(fd);
     if (!spooled) return spooled.error();
@@ -313,7 +330,8 @@ std::vector<MetaEntry> Trace::trace_meta() const {
   const fb::Chunk* c = impl_->Root(i);
   if (!c->trace_meta()) return out;
   for (const fb::Meta* m : *c->trace_meta()) {
-    out.push_back({c->strings()->Get(m->key())->string_view(), internal::DecodeValue(c, m->value())});
+    out.push_back(
+        {c->strings()->Get(m->key())->string_view(), internal::DecodeValue(c, m->value())});
   }
   return out;
 }
@@ -492,6 +510,7 @@ struct ChunkStream::Impl {
   std::string name;
   int fd = -1;
   bool owned_fd = false;
+  std::unique_ptr<internal::ByteSource> src;  // decompresses a zstd input
   std::vector<uint8_t> buf;
   uint64_t offset = 0;
   uint64_t number = 0;
@@ -512,13 +531,9 @@ struct ChunkStream::Impl {
     while (got < n) {
       size_t step = std::min<size_t>(n - got, 1 << 20);
       if (buf.size() < at + got + step) buf.resize(at + got + step);
-      ssize_t r = read(fd, buf.data() + at + got, step);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return IoError(name + ": read failed: " + strerror(errno));
-      }
+      IRT_ASSIGN_OR_RETURN(size_t r, src->Read(buf.data() + at + got, step));
       if (r == 0) break;
-      got += static_cast<size_t>(r);
+      got += r;
     }
     return got;
   }
@@ -544,6 +559,7 @@ Result<ChunkStream> ChunkStream::Open(const std::string& path) {
     m.owned_fd = true;
   }
   m.fd = fd;
+  m.src = std::make_unique<internal::ByteSource>(fd, m.name);
   struct stat st;
   if (fstat(fd, &st) != 0) return IoError(m.name + ": cannot stat: " + strerror(errno));
   if (S_ISDIR(st.st_mode)) return IoError(m.name + ": is a directory");
@@ -608,7 +624,9 @@ Result<const fb::Chunk*> ChunkStream::Next() {
   if (h.last) {
     m.done = true;
     uint8_t extra;
-    if (read(m.fd, &extra, 1) > 0) return DataError(m.name + ": data after the final chunk");
+    Result<size_t> more = m.src->Read(&extra, 1);
+    if (!more) return more.error();
+    if (*more > 0) return DataError(m.name + ": data after the final chunk");
   }
   return fb::GetSizePrefixedChunk(p);
 }

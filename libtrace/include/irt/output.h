@@ -11,13 +11,17 @@
 
 #include "irt/status.h"
 
+struct ZSTD_CCtx_s;
+
 namespace irt {
 
 class Output {
  public:
   /// "-" means standard output. A FIFO or device is written in place.
   /// Otherwise creates "<path>.tmpXXXXXX" next to path; Commit() renames it
-  /// to path, destruction without Commit() removes it.
+  /// to path, destruction without Commit() removes it. A path ending in
+  /// ".zst" is written zstd-compressed (one frame; every reader of this
+  /// library decompresses it transparently).
   static Result<std::unique_ptr<Output>> Open(const std::string& path);
   ~Output();
   Output(const Output&) = delete;
@@ -44,10 +48,16 @@ class Output {
   const std::string& path() const { return path_; }
   /// Whether a write error has happened already (callers may stop early).
   bool failed() const { return err_ != 0; }
+  /// Bytes written to the file descriptor (after compression).
   uint64_t bytes_written() const { return written_; }
+  bool compressed() const { return zctx_ != nullptr; }
 
  private:
   Output() = default;
+  void WriteRaw(const char* p, size_t n);
+  // Passes n bytes on, compressed if this output compresses; `end` ends the
+  // compressed frame.
+  void Emit(const char* p, size_t n, bool end);
   int fd_ = -1;
   bool is_stdout_ = false;
   bool direct_ = false;  // a FIFO or device, written in place
@@ -56,6 +66,9 @@ class Output {
   uint64_t written_ = 0;
   std::string path_, tmp_path_;
   size_t len_ = 0;
+  ::ZSTD_CCtx_s* zctx_ = nullptr;
+  std::unique_ptr<char[]> zbuf_;
+  size_t zbuf_size_ = 0;
   char buf_[1 << 16];
 };
 
