@@ -64,8 +64,8 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
           open.pop_back();
           if (open.empty()) root_closed = true;
           if (k->kind() == fb::Kind::Return && k->n_operands() != 1) {
-            return fail(id, "a return has " + std::to_string(k->n_operands()) +
-                                " operands instead of 1");
+            return fail(
+                id, "a return has " + std::to_string(k->n_operands()) + " operands instead of 1");
           }
           break;
         }
@@ -74,7 +74,8 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
           if (k->aux() == 0) return fail(id, "a jump without a target block");
           break;
         case fb::Kind::Argument:
-          if (k->aux() != 0 && (k->n_operands() != 1 || c->operands()->Get(k->first_operand()) != 0)) {
+          if (k->aux() != 0 &&
+              (k->n_operands() != 1 || c->operands()->Get(k->first_operand()) != 0)) {
             return fail(id, "a block argument must reference the jump that set it");
           }
           break;

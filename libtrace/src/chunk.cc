@@ -158,8 +158,7 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
   // The verifier checks the 4-byte alignment of vector headers only; vectors
   // of 8-byte structs and scalars must be 8-aligned to be read at all.
   auto aligned = [](const auto* vec) {
-    return vec == nullptr || vec->size() == 0 ||
-           reinterpret_cast<uintptr_t>(vec->Data()) % 8 == 0;
+    return vec == nullptr || vec->size() == 0 || reinterpret_cast<uintptr_t>(vec->Data()) % 8 == 0;
   };
   if (!aligned(c->nodes()) || !aligned(c->literals()) || !aligned(c->meta()) ||
       !aligned(c->trace_meta())) {
@@ -199,7 +198,8 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     const fb::NodeClass* k = c->classes()->Get(i);
     std::string where = "class " + std::to_string(i);
     if (static_cast<int>(k->kind()) > kMaxKind) {
-      return DataError(where + ": unknown node kind " + std::to_string(static_cast<int>(k->kind())));
+      return DataError(where + ": unknown node kind " +
+                       std::to_string(static_cast<int>(k->kind())));
     }
     if (static_cast<int>(k->vkind()) > kMaxVKind) {
       return DataError(where + ": unknown value kind " +
@@ -278,13 +278,15 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
   }
   for (uint64_t i = 0; i < size(c->trace_meta()); ++i) {
     const fb::Meta* m = c->trace_meta()->Get(i);
-    if (m->key() >= n_strings) return DataError("trace metadata " + std::to_string(i) + ": key out of range");
+    if (m->key() >= n_strings)
+      return DataError("trace metadata " + std::to_string(i) + ": key out of range");
     Status s = CheckValue(c, m->value(), n_tuples);
     if (!s.ok()) return s.Prefixed("trace metadata " + std::to_string(i));
   }
   for (uint64_t i = 0; i < size(c->functions()); ++i) {
     const fb::FunctionIR* f = c->functions()->Get(i);
-    if (f->name() >= n_strings) return DataError("function " + std::to_string(i) + ": name out of range");
+    if (f->name() >= n_strings)
+      return DataError("function " + std::to_string(i) + ": name out of range");
   }
   return Status::Ok();
 }

@@ -128,8 +128,8 @@ Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
     }
     IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, cur));
     if (pos > body.size()) {
-      return NotFound("node path '" + std::string(path) + "': " +
-                      (walked.empty() ? "the root call" : walked) + " has " +
+      return NotFound("node path '" + std::string(path) +
+                      "': " + (walked.empty() ? "the root call" : walked) + " has " +
                       std::to_string(body.size()) + " children, no @" + std::to_string(pos));
     }
     cur = body[pos - 1];
@@ -167,8 +167,9 @@ Result<CallBody> CallBody::Load(const Trace& trace, const Child& call) {
 }
 
 Child CallBody::operator[](size_t pos) const {
-  size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), pos) -
-                                 starts_.begin()) - 1;
+  size_t i =
+      static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), pos) - starts_.begin()) -
+      1;
   const Segment& s = segments_[i];
   if (s.call) return {s.first, s.last};
   NodeId id = s.first + (pos - starts_[i]);
@@ -204,7 +205,8 @@ Result<std::vector<size_t>> CallBody::Referenced(size_t pos) const {
 Result<std::vector<std::pair<int, size_t>>> CallBody::ReferencedNumbered(size_t pos) const {
   IRT_ASSIGN_OR_RETURN(NodeView v, trace_->node((*this)[pos].id));
   NodeKind k = v.kind();
-  int first = (k == NodeKind::kCall || k == NodeKind::kPrimitive || k == NodeKind::kSpecial) ? 2 : 1;
+  int first =
+      (k == NodeKind::kCall || k == NodeKind::kPrimitive || k == NodeKind::kSpecial) ? 2 : 1;
   std::vector<std::pair<int, size_t>> out;
   for (size_t i = 0; i < v.num_operands(); ++i) {
     Operand o = v.operand(i);

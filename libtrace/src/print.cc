@@ -84,8 +84,7 @@ void AppendCall(std::string& out, const NodeView& v, const CallBody* body, bool 
 }
 
 // The result of a nested call, from the node that closes it.
-Status AppendCallResult(std::string& out, const Trace& trace, NodeId end,
-                        const FormatOptions& fo) {
+Status AppendCallResult(std::string& out, const Trace& trace, NodeId end, const FormatOptions& fo) {
   if (end == kNoNode) {
     out += " → (unfinished)";
     return Status::Ok();
@@ -224,8 +223,7 @@ Result<Head> FindHead(const Trace& trace, const std::string& path) {
       return InvalidArgument("bad node path '" + path + "': expected positions like @8/@4");
     }
     if (!h.node.is_call()) {
-      return InvalidArgument("bad node path '" + path + "': " + walked +
-                             " is not a nested call");
+      return InvalidArgument("bad node path '" + path + "': " + walked + " is not a nested call");
     }
     IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, h.node));
     if (pos > body.size()) {
@@ -263,11 +261,21 @@ void JsonString(std::string& out, std::string_view s) {
   out += '"';
   for (unsigned char ch : s) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (ch < 0x20) {
           char buf[8];
@@ -349,8 +357,10 @@ void JsonValue(std::string& out, const Value& v, int depth = 0) {
       const auto& items = v.tuple();
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ',';
-        if (depth < 64) JsonValue(out, items[i], depth + 1);
-        else out += "null";
+        if (depth < 64)
+          JsonValue(out, items[i], depth + 1);
+        else
+          out += "null";
       }
       out += "]}";
       break;
@@ -432,8 +442,10 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
     if (o.is_ref) {
       int64_t p = body ? body->PositionOf(o.ref) : -1;
       out += "\"ref\":";
-      if (p >= 0) AppendU(out, static_cast<uint64_t>(p) + 1);
-      else out += "null";
+      if (p >= 0)
+        AppendU(out, static_cast<uint64_t>(p) + 1);
+      else
+        out += "null";
     } else {
       out += "\"const\":";
       JsonValue(out, o.literal);

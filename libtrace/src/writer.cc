@@ -277,9 +277,9 @@ NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const Node
   bool closes = kind == NodeKind::kReturn || kind == NodeKind::kError;
   size_t expected = g.n_refs - (closes ? 1 : 0);
   if (refs.size() != expected) {
-    status_ = Internal("append: node " + std::to_string(id) + " has " +
-                       std::to_string(refs.size()) + " references, its class needs " +
-                       std::to_string(expected));
+    status_ =
+        Internal("append: node " + std::to_string(id) + " has " + std::to_string(refs.size()) +
+                 " references, its class needs " + std::to_string(expected));
     return id;
   }
   if (closes && open_calls_.empty()) {
@@ -334,8 +334,7 @@ void TraceWriter::AddMeta(std::string_view key, const Value& value) {
     status_ = Internal("metadata added before any node of the chunk");
     return;
   }
-  w.meta.emplace_back(w.Encode(value), static_cast<uint32_t>(w.nodes.size() - 1),
-                      w.Intern(key));
+  w.meta.emplace_back(w.Encode(value), static_cast<uint32_t>(w.nodes.size() - 1), w.Intern(key));
 }
 
 void TraceWriter::AddTraceMeta(std::string_view key, const Value& value) {

@@ -105,8 +105,10 @@ void CheckPiped(const uint8_t* data, size_t size) {
   size_t done = 0;
   while (ok && done < size) {
     ssize_t w = write(p[1], data + done, size - done);
-    if (w <= 0) ok = false;
-    else done += static_cast<size_t>(w);
+    if (w <= 0)
+      ok = false;
+    else
+      done += static_cast<size_t>(w);
   }
   close(p[1]);
   if (ok) (void)CheckTrace("/dev/fd/" + std::to_string(p[0]));

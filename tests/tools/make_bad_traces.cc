@@ -64,8 +64,8 @@ struct ChunkModel {
 
 fb::NodeClass Class(fb::Kind kind, uint32_t op, uint32_t block, uint32_t pos,
                     uint32_t first_operand, uint16_t n_operands, fb::VKind vkind) {
-  return fb::NodeClass(op, block, pos, /*aux=*/0, first_operand, /*line=*/0, /*col=*/0,
-                       n_operands, kind, vkind, /*flags=*/0);
+  return fb::NodeClass(op, block, pos, /*aux=*/0, first_operand, /*line=*/0, /*col=*/0, n_operands,
+                       kind, vkind, /*flags=*/0);
 }
 
 std::vector<ChunkModel> BaseTrace() {
@@ -154,8 +154,8 @@ Bytes Encode(const ChunkModel& m) {
     cb.add_total_nodes(m.total_nodes);
   }
   if (m.extra_field_id > 0) {
-    fbb.AddElement<uint32_t>(
-        static_cast<flatbuffers::voffset_t>(4 + 2 * m.extra_field_id), 0xC0FFEE, 0);
+    fbb.AddElement<uint32_t>(static_cast<flatbuffers::voffset_t>(4 + 2 * m.extra_field_id),
+                             0xC0FFEE, 0);
   }
   fbb.FinishSizePrefixed(cb.Finish(), "IRTC");
   return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
@@ -190,8 +190,7 @@ size_t NodeOffset(const Bytes& chunk, uint32_t local) {
 
 size_t ClassOffset(const Bytes& chunk, uint32_t i) {
   const fb::Chunk* c = fb::GetSizePrefixedChunk(chunk.data());
-  return static_cast<size_t>(reinterpret_cast<const uint8_t*>(c->classes()->Get(i)) -
-                             chunk.data());
+  return static_cast<size_t>(reinterpret_cast<const uint8_t*>(c->classes()->Get(i)) - chunk.data());
 }
 
 size_t RefsOffset(const Bytes& chunk, uint32_t i) {
@@ -232,9 +231,8 @@ std::vector<Variant> Variants() {
   return {
       {"valid", "the well-formed trace every variant starts from", edit([](auto&) {})},
       {"empty", "zero bytes", []() { return Bytes(); }},
-      {"truncated", "the file cut in the middle of its last chunk", flip([](Encoded& e) {
-         e.chunks[1].resize(e.chunks[1].size() / 2);
-       })},
+      {"truncated", "the file cut in the middle of its last chunk",
+       flip([](Encoded& e) { e.chunks[1].resize(e.chunks[1].size() / 2); })},
       {"stray-bytes", "two bytes of a third chunk's size prefix after the first chunk",
        flip([](Encoded& e) { e.chunks[1].resize(2); })},
       {"no-final-chunk", "the first chunk only, as a writer that died leaves it",
@@ -264,7 +262,8 @@ std::vector<Variant> Variants() {
          Bytes& c = e.chunks[1];
          c[StringsVectorOffset(c) + 3] ^= 0x40;
        })},
-      {"flip-root-offset", "a flipped byte in chunk 0's root offset (fails FlatBuffers verification)",
+      {"flip-root-offset",
+       "a flipped byte in chunk 0's root offset (fails FlatBuffers verification)",
        flip([](Encoded& e) { e.chunks[0][4] ^= 0x80; })},
       {"flip-node-class",
        "a flipped byte in the class index of node 4 (verifies, but names no class)",
@@ -281,11 +280,10 @@ std::vector<Variant> Variants() {
        "the value kind of chunk 0's class 2 flipped from F64 to Bool (node 2 holds 1.0)",
        flip([](Encoded& e) {
          Bytes& c = e.chunks[0];
-         c[ClassOffset(c, 2) + kClassVKind] ^= static_cast<uint8_t>(fb::VKind::F64) ^
-                                               static_cast<uint8_t>(fb::VKind::Bool);
+         c[ClassOffset(c, 2) + kClassVKind] ^=
+             static_cast<uint8_t>(fb::VKind::F64) ^ static_cast<uint8_t>(fb::VKind::Bool);
        })},
-      {"forward-ref",
-       "node 3 references node 4 (backward distance -1 stored as 0xFFFFFFFF)",
+      {"forward-ref", "node 3 references node 4 (backward distance -1 stored as 0xFFFFFFFF)",
        flip([](Encoded& e) {
          Bytes& c = e.chunks[1];
          StoreU32(c, RefsOffset(c, 0), 0xFFFFFFFFu);
@@ -299,8 +297,7 @@ std::vector<Variant> Variants() {
          Bytes& c = e.chunks[1];
          StoreU32(c, RefsOffset(c, 0), 10);
        })},
-      {"return-closes-wrong-call",
-       "the return (node 5) closes node 2, which is not the open call",
+      {"return-closes-wrong-call", "the return (node 5) closes node 2, which is not the open call",
        flip([](Encoded& e) {
          Bytes& c = e.chunks[1];
          StoreU32(c, RefsOffset(c, 4), 3);
@@ -316,8 +313,7 @@ std::vector<Variant> Variants() {
        edit([](auto& t) { t[1].total_nodes = 7; })},
       {"first-not-call", "the first node is an argument, not the root call's marker",
        edit([](auto& t) { t[0].nodes[0] = fb::Node(0, 1, 0); })},
-      {"tensor-size", "a 2x2 Float64 tensor in chunk 1 with 24 bytes of data",
-       edit([](auto& t) {
+      {"tensor-size", "a 2x2 Float64 tensor in chunk 1 with 24 bytes of data", edit([](auto& t) {
          t[1].tensors.push_back({fb::DType::F64, {2, 2}, Bytes(24, 0)});
        })},
       {"string-range", "node 1's function name is string 9 of a chunk that has 1",

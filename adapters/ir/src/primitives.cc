@@ -438,8 +438,8 @@ std::string NoMethodMessage(std::string_view name, const Value* const* args, siz
 bool EvalPrim(Prim p, const Value* const* args, size_t nargs, RandomSource& random, Value* out,
               std::string* error) {
   const Value& a = *args[0];
-  if (IsElementwise(p) && (a.kind() == VKind::kTensor ||
-                           (nargs == 2 && args[1]->kind() == VKind::kTensor))) {
+  if (IsElementwise(p) &&
+      (a.kind() == VKind::kTensor || (nargs == 2 && args[1]->kind() == VKind::kTensor))) {
     return EvalKernel(PrimName(p), args, nargs, out, error);
   }
   bool ok = true;

@@ -51,7 +51,7 @@ inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; 
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit like std::expected
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit like std::expected
   Result(Status status) : v_(std::move(status)) {}  // NOLINT
   bool has_value() const { return v_.index() == 0; }
   bool ok() const { return has_value(); }
@@ -77,9 +77,9 @@ class [[nodiscard]] Result {
 #define IRT_CONCAT_(a, b) IRT_CONCAT_INNER_(a, b)
 
 /// Returns the Status from the enclosing function if it is an error.
-#define IRT_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    ::irt::Status irt_status_ = (expr);    \
+#define IRT_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::irt::Status irt_status_ = (expr);        \
     if (!irt_status_.ok()) return irt_status_; \
   } while (0)
 

@@ -32,11 +32,11 @@ struct OperandSpec {
 /// once (DefineClass) and append many nodes with it.
 struct ClassSpec {
   NodeKind kind = NodeKind::kPrimitive;
-  std::string op;                     // primitive, callee or special name; empty if none
-  uint32_t block = 0;                 // 1-based IR block
-  uint32_t pos = 0;                   // SSA id, or branch position for Jump/Return
-  uint32_t aux = 0;                   // Jump: target block; Argument: 0 or block-arg number
-  uint32_t line = 0;                  // source span, 0 if unknown
+  std::string op;      // primitive, callee or special name; empty if none
+  uint32_t block = 0;  // 1-based IR block
+  uint32_t pos = 0;    // SSA id, or branch position for Jump/Return
+  uint32_t aux = 0;    // Jump: target block; Argument: 0 or block-arg number
+  uint32_t line = 0;   // source span, 0 if unknown
   uint16_t col = 0;
   bool has_condition = false;         // Jump: last operand is its condition
   bool condition_taken_when = false;  // Jump: taken when condition == this
