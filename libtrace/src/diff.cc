@@ -27,6 +27,7 @@
 #include <set>
 
 #include "irt/graph.h"
+#include "irt/print.h"
 #include "irtrace_generated.h"
 
 namespace irt {
@@ -86,38 +87,6 @@ void AppendU(std::string& out, uint64_t v) {
 
 // ------------------------------------------------------------ JSON helpers
 
-void JsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof(buf), "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  out += '"';
-}
-
 void JsonDouble(std::string& out, double d) {
   if (std::isnan(d)) {
     out += "\"NaN\"";
@@ -150,10 +119,10 @@ void JsonValue(std::string& out, const Value& v, const FormatOptions& fo) {
       JsonDouble(out, v.as_f32());
       break;
     case VKind::kString:
-      JsonString(out, v.str());
+      AppendJsonString(out, v.str());
       break;
     default:
-      JsonString(out, FormatValue(v, fo));
+      AppendJsonString(out, FormatValue(v, fo));
       break;
   }
 }
@@ -1408,19 +1377,19 @@ std::string DescribeTensorDiff(const ValueDiff& vd) {
 Status Differ::EmitJsonNode(std::string& out, int s, const Frame& f, const Item& it) {
   size_t fi = static_cast<size_t>(&f - stack_.data());
   out += "{\"path\":";
-  JsonString(out, NodePath(fi, s, it.pos));
+  AppendJsonString(out, NodePath(fi, s, it.pos));
   out += ",\"id\":";
   AppendU(out, it.id);
   std::string line;
   IRT_RETURN_IF_ERROR(AppendLine(line, s, f, it.id, it.end, it.pos));
   out += ",\"node\":";
-  JsonString(out, line);
+  AppendJsonString(out, line);
   IRT_ASSIGN_OR_RETURN(NodeView v, Node(s, it.id));
   out += ",\"kind\":";
-  JsonString(out, NodeKindName(v.kind()));
+  AppendJsonString(out, NodeKindName(v.kind()));
   if (!v.op().empty()) {
     out += ",\"op\":";
-    JsonString(out, v.op());
+    AppendJsonString(out, v.op());
   }
   Value val;
   bool has = v.vkind() != VKind::kNone;
@@ -1437,7 +1406,7 @@ Status Differ::EmitJsonNode(std::string& out, int s, const Frame& f, const Item&
     out += ",\"value\":";
     JsonValue(out, val, fo_);
     out += ",\"type\":";
-    JsonString(out, TypeName(val));
+    AppendJsonString(out, TypeName(val));
   }
   if (it.is_call()) {
     out += ",\"nodes\":";
@@ -1453,7 +1422,7 @@ Status Differ::EmitChange(Frame& f, const Item* a, const Item* b, const char* wh
     std::string out = first_json_ ? "\n" : ",\n";
     first_json_ = false;
     out += "{\"change\":";
-    JsonString(out, what);
+    AppendJsonString(out, what);
     if (a) {
       out += ",\"a\":";
       IRT_RETURN_IF_ERROR(EmitJsonNode(out, 0, f, *a));
@@ -1546,11 +1515,11 @@ Status Differ::Finish(Output& out) {
     auto side = [&](const char* key, const std::string& name, const Trace& t) {
       h += key;
       h += "{\"name\":";
-      JsonString(h, name);
+      AppendJsonString(h, name);
       h += ",\"producer\":{\"name\":";
-      JsonString(h, t.producer_name());
+      AppendJsonString(h, t.producer_name());
       h += ",\"version\":";
-      JsonString(h, t.producer_version());
+      AppendJsonString(h, t.producer_version());
       h += "},\"nodes\":";
       AppendU(h, t.size());
       h += '}';
@@ -1562,21 +1531,21 @@ Status Differ::Finish(Output& out) {
     h += ",\"divergence\":";
     if (d) {
       h += "{\"a\":{\"path\":";
-      JsonString(h, d->path_a);
+      AppendJsonString(h, d->path_a);
       h += ",\"node\":";
-      JsonString(h, d->line_a);
+      AppendJsonString(h, d->line_a);
       h += "},\"b\":{\"path\":";
-      JsonString(h, d->path_b);
+      AppendJsonString(h, d->path_b);
       h += ",\"node\":";
-      JsonString(h, d->line_b);
+      AppendJsonString(h, d->line_b);
       h += '}';
       if (d->has_condition) {
         h += ",\"condition\":{\"a\":{\"path\":";
-        JsonString(h, d->cond_path_a);
+        AppendJsonString(h, d->cond_path_a);
         h += ",\"value\":";
         JsonValue(h, d->cond_a, fo_);
         h += "},\"b\":{\"path\":";
-        JsonString(h, d->cond_path_b);
+        AppendJsonString(h, d->cond_path_b);
         h += ",\"value\":";
         JsonValue(h, d->cond_b, fo_);
         h += "}}";
@@ -1702,7 +1671,7 @@ Result<DiffSummary> Differ::Run(Output& out) {
           "# trace metadata " + k + ": " + show(x) + " in a, " + show(y) + " in b\n";
       if (!trace_meta_json_.empty()) trace_meta_json_ += ',';
       trace_meta_json_ += "{\"key\":";
-      JsonString(trace_meta_json_, k);
+      AppendJsonString(trace_meta_json_, k);
       trace_meta_json_ += ",\"a\":";
       if (x)
         JsonValue(trace_meta_json_, *x, fo_);
@@ -1739,11 +1708,11 @@ Result<DiffSummary> Differ::Run(Output& out) {
       std::string o = first_json_ ? "\n" : ",\n";
       first_json_ = false;
       o += "{\"change\":";
-      JsonString(o, ops && meta ? "operands,meta" : ops ? "operands" : "meta");
+      AppendJsonString(o, ops && meta ? "operands,meta" : ops ? "operands" : "meta");
       o += ",\"a\":{\"path\":\"\",\"node\":";
-      JsonString(o, la);
+      AppendJsonString(o, la);
       o += "},\"b\":{\"path\":\"\",\"node\":";
-      JsonString(o, lb);
+      AppendJsonString(o, lb);
       o += "}}";
       IRT_RETURN_IF_ERROR(Write(o));
     }

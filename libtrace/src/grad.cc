@@ -31,6 +31,7 @@
 
 #include "chunk.h"
 #include "irt/kernels.h"
+#include "irt/print.h"
 #include "irt/writer.h"
 #include "irtrace_generated.h"
 #include "rule_program.h"
@@ -2159,35 +2160,6 @@ Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
 
 namespace {
 
-void JsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof(buf), "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  out += '"';
-}
-
 void JsonDouble(std::string& out, double d) {
   if (std::isnan(d)) {
     out += "\"NaN\"";
@@ -2219,17 +2191,17 @@ void JsonValue(std::string& out, const Value& v, int64_t max_elements = 0, int d
       JsonDouble(out, v.as_f32());
       break;
     case VKind::kString:
-      JsonString(out, v.str());
+      AppendJsonString(out, v.str());
       break;
     case VKind::kFunction:
       out += "{\"function\":";
-      JsonString(out, v.str());
+      AppendJsonString(out, v.str());
       out += '}';
       break;
     case VKind::kTensor: {
       const Tensor& t = v.tensor();
       out += "{\"dtype\":";
-      JsonString(out, DTypeName(t.dtype));
+      AppendJsonString(out, DTypeName(t.dtype));
       out += ",\"shape\":[";
       for (size_t i = 0; i < t.shape.size(); ++i) {
         if (i) out += ',';
@@ -2288,7 +2260,7 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
     s += "{\"mode\":";
     s += forward ? "\"forward\"" : "\"reverse\"";
     s += ",\"function\":";
-    JsonString(s, r.function);
+    AppendJsonString(s, r.function);
     s += ",\"args\":[";
     for (size_t i = 0; i < r.call_args.size(); ++i) {
       if (i) s += ',';
@@ -2297,7 +2269,7 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
     s += "],\"value\":";
     JsonValue(s, r.result, opts.json_max_elements);
     s += ",\"type\":";
-    JsonString(s, TypeName(r.result));
+    AppendJsonString(s, TypeName(r.result));
     if (!forward) {
       s += ",\"seed\":";
       JsonValue(s, r.seed, opts.json_max_elements);
@@ -2309,11 +2281,11 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
       if (!first) s += ',';
       first = false;
       s += "{\"pos\":" + std::to_string(a.pos) + ",\"location\":";
-      JsonString(s, ArgLocation(a));
+      AppendJsonString(s, ArgLocation(a));
       s += ",\"value\":";
       JsonValue(s, a.value, opts.json_max_elements);
       s += ",\"type\":";
-      JsonString(s, TypeName(a.value));
+      AppendJsonString(s, TypeName(a.value));
       s += ",\"differentiable\":";
       s += a.differentiable ? "true" : "false";
       if (a.differentiable) {

@@ -257,38 +257,6 @@ void Indent(std::string& out, uint32_t level, uint32_t max_indent) {
 
 // ---------------------------------------------------------------- JSON
 
-void JsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof(buf), "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  out += '"';
-}
-
 void JsonDouble(std::string& out, double d) {
   if (std::isnan(d)) {
     out += "\"NaN\"";
@@ -320,17 +288,17 @@ void JsonValue(std::string& out, const Value& v, int depth = 0) {
       JsonDouble(out, v.as_f32());
       break;
     case VKind::kString:
-      JsonString(out, v.str());
+      AppendJsonString(out, v.str());
       break;
     case VKind::kFunction:
       out += "{\"function\":";
-      JsonString(out, v.str());
+      AppendJsonString(out, v.str());
       out += '}';
       break;
     case VKind::kTensor: {
       const Tensor& t = v.tensor();
       out += "{\"dtype\":";
-      JsonString(out, DTypeName(t.dtype));
+      AppendJsonString(out, DTypeName(t.dtype));
       out += ",\"shape\":[";
       for (size_t i = 0; i < t.shape.size(); ++i) {
         if (i) out += ',';
@@ -382,12 +350,12 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
   out += "\"id\":";
   AppendU(out, c.id);
   out += ",\"kind\":";
-  JsonString(out, NodeKindName(v.kind()));
+  AppendJsonString(out, NodeKindName(v.kind()));
   Location l = v.location();
   std::string loc;
   AppendLocation(loc, v);
   out += ",\"location\":";
-  JsonString(out, loc);
+  AppendJsonString(out, loc);
   out += ",\"block\":";
   AppendU(out, l.block);
   out += l.is_branch ? ",\"branch\":" : ",\"ssa\":";
@@ -400,7 +368,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
   }
   if (!v.op().empty()) {
     out += ",\"op\":";
-    JsonString(out, v.op());
+    AppendJsonString(out, v.op());
   }
   if (v.kind() == NodeKind::kJump) {
     out += ",\"target\":";
@@ -431,7 +399,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
       out += "{\"const\":";
       JsonValue(out, o.literal);
       out += ",\"type\":";
-      JsonString(out, TypeName(o.literal));
+      AppendJsonString(out, TypeName(o.literal));
       out += '}';
     }
   }
@@ -475,14 +443,14 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
     out += ",\"value\":";
     JsonValue(out, val);
     out += ",\"type\":";
-    JsonString(out, TypeName(val));
+    AppendJsonString(out, TypeName(val));
   }
   auto meta = v.meta();
   if (!meta.empty()) {
     out += ",\"meta\":{";
     for (size_t i = 0; i < meta.size(); ++i) {
       if (i) out += ',';
-      JsonString(out, meta[i].key);
+      AppendJsonString(out, meta[i].key);
       out += ':';
       JsonValue(out, meta[i].value);
     }
@@ -493,9 +461,41 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
 
 }  // namespace
 
+void AppendJsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (ch < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  out += '"';
+}
+
 std::string JsonQuote(std::string_view s) {
   std::string out;
-  JsonString(out, s);
+  AppendJsonString(out, s);
   return out;
 }
 
@@ -557,9 +557,9 @@ Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
   s += ",\"minor\":";
   AppendU(s, trace.format_minor());
   s += "},\"producer\":{\"name\":";
-  JsonString(s, trace.producer_name());
+  AppendJsonString(s, trace.producer_name());
   s += ",\"version\":";
-  JsonString(s, trace.producer_version());
+  AppendJsonString(s, trace.producer_version());
   s += "},\"nodes\":";
   AppendU(s, trace.size());
   s += ",\"complete\":";
@@ -569,7 +569,7 @@ Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
     s += ",\"meta\":{";
     for (size_t i = 0; i < tmeta.size(); ++i) {
       if (i) s += ',';
-      JsonString(s, tmeta[i].key);
+      AppendJsonString(s, tmeta[i].key);
       s += ':';
       JsonValue(s, tmeta[i].value);
     }

@@ -42,6 +42,8 @@ Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out);
 
 /// `s` as a JSON string literal, quotes included.
 std::string JsonQuote(std::string_view s);
+/// Appends JsonQuote(s) to `out`.
+void AppendJsonString(std::string& out, std::string_view s);
 /// A value as JSON: numbers (shortest round trip; NaN and Inf as the strings
 /// "NaN", "Inf", "-Inf"), booleans, null for nothing, strings,
 /// {"function": name}, {"dtype", "shape", "data"} for tensors, {"tuple": [...]}.
