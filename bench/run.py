@@ -7,8 +7,11 @@ Prints one figure per line, in a stable form meant for diffing and grepping:
 
 Every time is a whole process (wall time from start to reap, os.wait4), the
 median of --runs runs after one warm-up; peak memory is the child's maximum
-resident set. Traces go to a scratch directory (--work, default
-build-bench/work) and are left there for other tools' benchmarks.
+resident set (from /usr/bin/time). Each workload is also traced to a
+zstd-compressed file (`*_zst` figures: -o FILE.zst). Traces go to a scratch
+directory (--work, default build-bench/work) and are left there for other
+tools' benchmarks. With --quick the sizes are small and the ADOL-C ratios
+(`*_vs_adolc`, against the full-size runs) mean nothing.
 
 Usage: bench/run.py [--bin build-release/bin] [--quick] [--only W1,W2,...]
 """
@@ -35,17 +38,24 @@ ADOLC_BYTES = {
 
 
 def run(cmd, stdout=subprocess.DEVNULL):
-    """Runs cmd, returns (seconds, peak RSS in MiB, exit status)."""
+    """Runs cmd, returns (seconds, peak RSS in MiB, exit status).
+
+    The peak comes from /usr/bin/time, a small parent: a child forked from
+    this Python process would count Python's own pages until it execs."""
+    rss_file = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-rss-{os.getpid()}"
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
+    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *map(str, cmd)],
+                         stdout=stdout, stderr=subprocess.PIPE)
+    _, status, _ = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
-    return dt, usage.ru_maxrss / 1024.0, code
+    rss = float(rss_file.read_text().split()[-1]) / 1024.0
+    rss_file.unlink()
+    return dt, rss, code
 
 
 def timed(cmd, runs, stdout=subprocess.DEVNULL):
@@ -85,6 +95,17 @@ def workload_trace(name, bin_dir, work, ir, fn, args, runs, expect=None):
     if name in ADOLC_BYTES:
         emit(name, "adolc_tape_plus_values", ADOLC_BYTES[name], "B")
         emit(name, "bytes_vs_adolc", size / ADOLC_BYTES[name], "x")
+    # The same trace zstd-compressed (irt-trace -o FILE.zst).
+    zst = work / f"{name.lower()}.fb.zst"
+    t, rss = timed(trace[:-1] + [str(zst)], runs)
+    zsize = zst.stat().st_size
+    emit(name, "trace_zst_time", t * 1e3, "ms")
+    emit(name, "trace_zst_peak", rss, "MiB")
+    emit(name, "bytes_zst", zsize, "B")
+    if name in ADOLC_BYTES:
+        emit(name, "bytes_zst_vs_adolc", zsize / ADOLC_BYTES[name], "x")
+    t, rss = timed([str(bin_dir / "irt-check"), str(zst)], runs)
+    emit(name, "check_zst_time", t * 1e3, "ms")
     t, rss = timed([str(bin_dir / "irt-check"), str(out)], runs)
     emit(name, "check_time", t * 1e3, "ms")
     emit(name, "check_ns_per_node", t * 1e9 / nodes, "ns")
