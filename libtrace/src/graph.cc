@@ -102,11 +102,10 @@ Result<std::vector<Child>> Children(const Trace& trace, const Child& call) {
   return out;
 }
 
-Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
-  IRT_ASSIGN_OR_RETURN(Child cur, RootCall(trace));
+Result<std::vector<uint64_t>> ParseNodePath(std::string_view path) {
+  std::vector<uint64_t> out;
   std::string_view rest = path;
-  if (rest == "@" || rest.empty()) return cur;
-  std::string walked;
+  if (rest == "@" || rest.empty()) return out;
   while (!rest.empty()) {
     size_t slash = rest.find('/');
     std::string_view part = rest.substr(0, slash);
@@ -122,6 +121,16 @@ Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
       return InvalidArgument("bad node path '" + std::string(path) + "': '" + std::string(part) +
                              "' is not a position like @4");
     }
+    out.push_back(pos);
+  }
+  return out;
+}
+
+Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
+  IRT_ASSIGN_OR_RETURN(Child cur, RootCall(trace));
+  IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
+  std::string walked;
+  for (uint64_t pos : positions) {
     if (!cur.is_call()) {
       return InvalidArgument("bad node path '" + std::string(path) + "': " +
                              (walked.empty() ? "the root" : walked) + " is not a nested call");

@@ -207,21 +207,9 @@ struct Head {
 Result<Head> FindHead(const Trace& trace, const std::string& path) {
   Head h;
   IRT_ASSIGN_OR_RETURN(h.node, RootCall(trace));
-  if (path.empty() || path == "@") return h;
-  std::string_view rest = path;
+  IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
   std::string walked;
-  while (!rest.empty()) {
-    size_t slash = rest.find('/');
-    std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    std::string_view digits = part;
-    if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
-    uint64_t pos = 0;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
-    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0 ||
-        (slash != std::string_view::npos && rest.empty())) {
-      return InvalidArgument("bad node path '" + path + "': expected positions like @8/@4");
-    }
+  for (uint64_t pos : positions) {
     if (!h.node.is_call()) {
       return InvalidArgument("bad node path '" + path + "': " + walked + " is not a nested call");
     }

@@ -175,23 +175,10 @@ Result<std::vector<NodeId>> Locate(const Trace& t, Scanner& sc, std::string_view
   std::vector<NodeId> chain{0};
   IRT_ASSIGN_OR_RETURN(NodeKind k0, sc.Kind(0));
   if (k0 != NodeKind::kCall) return DataError(t.name() + ": node 0 does not open the root call");
-  if (path.empty() || path == "@") return chain;
-  std::string_view rest = path;
+  IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
   std::string walked;
   bool is_call = true;
-  while (!rest.empty()) {
-    size_t slash = rest.find('/');
-    std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    std::string_view digits = part;
-    if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
-    uint64_t pos = 0;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
-    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0 ||
-        (slash != std::string_view::npos && rest.empty())) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': '" + std::string(part) +
-                             "' is not a position like @4");
-    }
+  for (uint64_t pos : positions) {
     if (!is_call) {
       return InvalidArgument("bad node path '" + std::string(path) + "': " + walked +
                              " is not a nested call");

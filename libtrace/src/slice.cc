@@ -432,24 +432,9 @@ Result<Located> Locate(const Trace& trace, std::string_view path) {
   if (root.end == kNoNode) return DataError(trace.name() + ": the root call never returns");
   out.chain.push_back(root);
   out.target = root;
-  std::string_view rest = path;
-  if (rest == "@" || rest.empty()) return out;
+  IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
   std::string walked;
-  while (!rest.empty()) {
-    size_t slash = rest.find('/');
-    std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    if (slash != std::string_view::npos && rest.empty()) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': trailing '/'");
-    }
-    std::string_view digits = part;
-    if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
-    uint64_t pos = 0;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
-    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': '" + std::string(part) +
-                             "' is not a position like @4");
-    }
+  for (uint64_t pos : positions) {
     if (!out.target.is_call()) {
       return InvalidArgument("bad node path '" + std::string(path) + "': " + walked +
                              " is not a nested call");

@@ -34,6 +34,10 @@ Result<Child> RootCall(const Trace& trace);
 /// forward from the marker.
 Result<std::vector<Child>> Children(const Trace& trace, const Child& call);
 
+/// The positions of a node path: "@8/@4" gives {8, 4}; "" or "@" (the root)
+/// gives none. kInvalidArgument for anything else ("@0", "8x", "@8/").
+Result<std::vector<uint64_t>> ParseNodePath(std::string_view path);
+
 /// Resolves "@8/@4" (1-based positions, from the root). "" or "@" is the root.
 Result<Child> ResolvePath(const Trace& trace, std::string_view path);
 
