@@ -87,39 +87,17 @@ void AppendU(std::string& out, uint64_t v) {
 
 // ------------------------------------------------------------ JSON helpers
 
-void JsonDouble(std::string& out, double d) {
-  if (std::isnan(d)) {
-    out += "\"NaN\"";
-  } else if (std::isinf(d)) {
-    out += d > 0 ? "\"Inf\"" : "\"-Inf\"";
-  } else {
-    char buf[32];
-    auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), d);
-    out.append(buf, p);
-  }
-}
-
 // Scalars as JSON numbers and booleans; everything else as its printed text.
 void JsonValue(std::string& out, const Value& v, const FormatOptions& fo) {
   switch (v.kind()) {
     case VKind::kNone:
     case VKind::kNothing:
-      out += "null";
-      break;
     case VKind::kBool:
-      out += v.as_bool() ? "true" : "false";
-      break;
     case VKind::kI64:
-      out += std::to_string(v.as_i64());
-      break;
     case VKind::kF64:
-      JsonDouble(out, v.as_f64());
-      break;
     case VKind::kF32:
-      JsonDouble(out, v.as_f32());
-      break;
     case VKind::kString:
-      AppendJsonString(out, v.str());
+      AppendJsonValue(out, v);
       break;
     default:
       AppendJsonString(out, FormatValue(v, fo));
@@ -1433,7 +1411,7 @@ Status Differ::EmitChange(Frame& f, const Item* a, const Item* b, const char* wh
     }
     if (vd && vd->numeric) {
       out += ",\"max_abs_diff\":";
-      JsonDouble(out, vd->max_abs);
+      AppendJsonDouble(out, vd->max_abs);
     }
     if (vd && vd->tensor) {
       out += ",\"elements_differing\":";
@@ -1574,7 +1552,7 @@ Status Differ::Finish(Output& out) {
     num("changed_trace_meta", sum_.changed_trace_meta);
     num("unaligned_regions", sum_.unaligned_regions);
     h += ",\"max_abs_diff\":";
-    JsonDouble(h, sum_.max_abs_diff);
+    AppendJsonDouble(h, sum_.max_abs_diff);
     h += "},\"trace_meta\":[" + trace_meta_json_ + "],\"changes\":[";
     out.Write(h);
     IRT_RETURN_IF_ERROR(spool_.CopyTo(out));

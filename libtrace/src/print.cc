@@ -487,6 +487,10 @@ std::string JsonQuote(std::string_view s) {
   return out;
 }
 
+void AppendJsonValue(std::string& out, const Value& v) { JsonValue(out, v); }
+
+void AppendJsonDouble(std::string& out, double d) { JsonDouble(out, d); }
+
 std::string JsonValue(const Value& v) {
   std::string out;
   JsonValue(out, v);

@@ -48,6 +48,11 @@ void AppendJsonString(std::string& out, std::string_view s);
 /// "NaN", "Inf", "-Inf"), booleans, null for nothing, strings,
 /// {"function": name}, {"dtype", "shape", "data"} for tensors, {"tuple": [...]}.
 std::string JsonValue(const Value& v);
+/// Appends JsonValue(v) to `out`.
+void AppendJsonValue(std::string& out, const Value& v);
+/// Appends a double as JsonValue writes one: the shortest round trip
+/// (integral values without ".0"), NaN and Inf as strings.
+void AppendJsonDouble(std::string& out, double d);
 
 }  // namespace irt
 
