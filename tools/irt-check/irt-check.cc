@@ -10,8 +10,10 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   bool json = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
-  app.add_option("-o,--output", output, "Write the summary to FILE instead of stdout")
+  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
+      ->type_name("TRACE");
+  app.add_option("-o,--output", output,
+                 "Write the summary to FILE instead of stdout; FILE.zst is zstd-compressed")
       ->type_name("FILE");
   app.add_flag("--json", json, "Print the summary as JSON");
   return cli.Run(argc, argv, [&]() -> irt::Status {

@@ -14,9 +14,15 @@ int main(int argc, char** argv) {
   irt::DiffOptions opts;
   bool stat = false, json = false;
   auto& app = cli.app();
-  app.add_option("a", a, "First trace ('-' for standard input)")->type_name("A")->required();
-  app.add_option("b", b, "Second trace ('-' for standard input)")->type_name("B")->required();
-  app.add_option("-o,--output", output, "Write the report to FILE (atomically) instead of stdout")
+  app.add_option("a", a, "First trace, plain or zstd-compressed ('-' for standard input)")
+      ->type_name("A")
+      ->required();
+  app.add_option("b", b, "Second trace, plain or zstd-compressed ('-' for standard input)")
+      ->type_name("B")
+      ->required();
+  app.add_option(
+         "-o,--output", output,
+         "Write the report to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
       ->type_name("FILE");
   app.add_flag("--stat", stat, "Print a summary only");
   app.add_flag("--json", json, "Print the report as one JSON document");

@@ -69,8 +69,10 @@ int main(int argc, char** argv) {
   bool json = false, emit = false, annotate = false, no_default = false;
   irt::GradPrintOptions popts;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file, or '-' for standard input")->type_name("TRACE");
-  app.add_option("-o,--output", output, "Write to FILE (atomically) instead of stdout")
+  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
+      ->type_name("TRACE");
+  app.add_option("-o,--output", output,
+                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
       ->type_name("FILE");
   app.add_option("--mode", mode, "reverse (default) or forward")
       ->check(CLI::IsMember({"reverse", "forward"}))
