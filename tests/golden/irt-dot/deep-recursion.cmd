@@ -1,3 +1,4 @@
+# golden: release-only
 # 10^6 calls deep: drawing it all is refused (early: the refusal reads only what
 # it counted), --levels draws the top
 irt-trace testdata/ir/deep.ir deep -o deep.fb

@@ -1,3 +1,4 @@
+# golden: release-only
 # a recursion 10^6 calls deep: no recursion in the tool, both modes
 irt-trace testdata/ir/graddeep.ir deep 0.3 -o d.fb
 irt-grad d.fb

@@ -1,3 +1,4 @@
+# golden: release-only
 # W1-W4 of perf-baselines.md traced from their IR (bench/ir/) and differentiated:
 # value and gradient checksums against the reference figures (relative 1e-10
 # for W1-W3, 1e-9 for W4)

@@ -1,3 +1,4 @@
+# golden: release-only
 # a recursion 10^6 calls deep is traced, checked and printed at --levels 2
 irt-trace testdata/ir/deep.ir deep -o deep.fb
 irt-check deep.fb | grep -E 'nodes|depth'

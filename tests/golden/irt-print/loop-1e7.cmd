@@ -1,3 +1,4 @@
+# golden: release-only
 # a loop of 10^7 nodes is traced, checked and printed at --levels 2
 irt-trace testdata/ir/loop.ir loop 0.999999 -o loop.fb
 irt-check loop.fb | grep -E 'nodes|depth'

@@ -1,3 +1,4 @@
+# golden: release-only
 # a recursion 10^6 calls deep: sliced across all levels, with control, both ways
 irt-trace testdata/ir/deep.ir deep -o deep.fb
 irt-slice -v -b @3 --through-calls --control deep.fb -o b.fb
