@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace irt::internal {
@@ -72,6 +73,16 @@ class RawTable {
 constexpr int kMaxVKind = static_cast<int>(fb::VKind::MAX);
 constexpr int kMaxKind = static_cast<int>(fb::Kind::MAX);
 
+// Appended to "unknown ..." when the chunk's minor version is newer than the
+// reader's: a newer minor may append enum values (schema/README.md §2).
+std::string NewerMinor(const fb::Chunk* c) {
+  if (c->format_minor() <= kFormatMinor) return "";
+  return " (the file is format " + std::to_string(c->format_major()) + "." +
+         std::to_string(c->format_minor()) + ", newer than this reader's " +
+         std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
+         "; a newer irtrace is needed)";
+}
+
 }  // namespace
 
 std::string At(uint64_t chunk, NodeId node, const std::string& message) {
@@ -113,12 +124,16 @@ Status ReadChunkHeader(const uint8_t* buf, size_t len, ChunkHeader* out) {
 
 Status CheckValue(const fb::Chunk* c, const fb::Value& v, size_t tuple_limit) {
   auto kind = static_cast<int>(v.vkind());
-  if (kind > kMaxVKind) return DataError("unknown value kind " + std::to_string(kind));
+  if (kind > kMaxVKind)
+    return DataError("unknown value kind " + std::to_string(kind) + NewerMinor(c));
   uint64_t bits = v.bits();
   auto size = [](auto* vec) -> uint64_t { return vec ? vec->size() : 0; };
   switch (v.vkind()) {
     case fb::VKind::Bool:
       if (bits > 1) return DataError("boolean value " + std::to_string(bits) + " is not 0 or 1");
+      break;
+    case fb::VKind::F32:
+      if (bits >> 32 != 0) return DataError("Float32 value with its high 32 bits set");
       break;
     case fb::VKind::String:
     case fb::VKind::Function:
@@ -145,7 +160,14 @@ Status CheckValue(const fb::Chunk* c, const fb::Value& v, size_t tuple_limit) {
   return Status::Ok();
 }
 
+std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,
+                       const std::string& what) {
+  if (facts.failed_node != kNoNode) return At(chunk, facts.failed_node, what);
+  return "chunk " + std::to_string(chunk) + " at byte " + std::to_string(byte) + ": " + what;
+}
+
 Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
+  facts->failed_node = kNoNode;
   flatbuffers::Verifier::Options vo;
   vo.max_depth = 16;
   vo.max_tables = total / 4 + 16;
@@ -174,6 +196,9 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
       return DataError("tensor " + std::to_string(i) + ": shape or data misaligned");
     }
   }
+  if (c->producer() == nullptr || c->producer()->name() == nullptr) {
+    return DataError("no producer (every chunk names the program that wrote it)");
+  }
   auto size = [](auto* vec) -> uint64_t { return vec ? vec->size() : 0; };
   uint64_t n_strings = size(c->strings());
   uint64_t n_operands = size(c->operands());
@@ -199,11 +224,14 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     std::string where = "class " + std::to_string(i);
     if (static_cast<int>(k->kind()) > kMaxKind) {
       return DataError(where + ": unknown node kind " +
-                       std::to_string(static_cast<int>(k->kind())));
+                       std::to_string(static_cast<int>(k->kind())) + NewerMinor(c));
     }
     if (static_cast<int>(k->vkind()) > kMaxVKind) {
       return DataError(where + ": unknown value kind " +
-                       std::to_string(static_cast<int>(k->vkind())));
+                       std::to_string(static_cast<int>(k->vkind())) + NewerMinor(c));
+    }
+    if (k->kind() == fb::Kind::Return && k->vkind() == fb::VKind::None) {
+      return DataError(where + ": a return without a value");
     }
     if (k->op() != ~0u && k->op() >= n_strings) {
       return DataError(where + ": name " + std::to_string(k->op()) + " out of range");
@@ -214,6 +242,34 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (k->flags() > 3) return DataError(where + ": unknown flags");
     if ((k->flags() & 1) && (k->kind() != fb::Kind::Jump || k->n_operands() == 0)) {
       return DataError(where + ": a condition on a node that is not a jump with operands");
+    }
+    if (k->flags() == 2) return DataError(where + ": flags bit 1 without a condition (bit 0)");
+    switch (k->kind()) {
+      case fb::Kind::Call:
+        if (k->vkind() != fb::VKind::None)
+          return DataError(where + ": a call marker carries a value");
+        break;
+      case fb::Kind::Jump:
+        if (k->vkind() != fb::VKind::None) return DataError(where + ": a jump carries a value");
+        if (k->aux() == 0) return DataError(where + ": a jump without a target block");
+        break;
+      case fb::Kind::Return:
+        if (k->n_operands() != 1) {
+          return DataError(where + ": a return has " + std::to_string(k->n_operands()) +
+                           " operands instead of 1");
+        }
+        break;
+      case fb::Kind::Error:
+        if (k->vkind() != fb::VKind::None) return DataError(where + ": an error carries a value");
+        break;
+      case fb::Kind::Argument:
+        if (k->aux() != 0 &&
+            (k->n_operands() != 1 || c->operands()->Get(k->first_operand()) != 0)) {
+          return DataError(where + ": a block argument must reference the jump that set it");
+        }
+        break;
+      default:
+        break;
     }
     uint32_t refs = 0;
     for (uint32_t j = 0; j < k->n_operands(); ++j) {
@@ -243,6 +299,13 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (numel > (1ull << 62) / es || numel * es != have) {
       return DataError(where + ": " + std::to_string(have) + " data bytes for " +
                        std::to_string(numel) + " elements");
+    }
+    if (t->dtype() == fb::DType::Bool) {
+      for (uint64_t j = 0; j < have; ++j) {
+        if (t->data()->Get(static_cast<uint32_t>(j)) > 1) {
+          return DataError(where + ": Bool element " + std::to_string(j) + " is not 0 or 1");
+        }
+      }
     }
   }
   // Tuples: items refer to lower tuples only; bounded nesting.
@@ -276,6 +339,21 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     Status s = CheckValue(c, m->value(), n_tuples);
     if (!s.ok()) return s.Prefixed(where);
   }
+  // A key occurs at most once per node: the keys of each node's run, sorted.
+  std::vector<uint32_t> keys;
+  for (uint64_t i = 0; i < size(c->meta());) {
+    uint32_t node = c->meta()->Get(i)->node();
+    keys.clear();
+    for (; i < size(c->meta()) && c->meta()->Get(i)->node() == node; ++i) {
+      keys.push_back(c->meta()->Get(i)->key());
+    }
+    std::sort(keys.begin(), keys.end());
+    auto dup = std::adjacent_find(keys.begin(), keys.end());
+    if (dup != keys.end()) {
+      return DataError("metadata of local node " + std::to_string(node) + ": key '" +
+                       c->strings()->Get(*dup)->str() + "' occurs twice");
+    }
+  }
   for (uint64_t i = 0; i < size(c->trace_meta()); ++i) {
     const fb::Meta* m = c->trace_meta()->Get(i);
     if (m->key() >= n_strings)
@@ -288,6 +366,168 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (f->name() >= n_strings)
       return DataError("function " + std::to_string(i) + ": name out of range");
   }
+  return CheckNodes(c, facts);
+}
+
+Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
+  const uint32_t n = c->nodes() ? c->nodes()->size() : 0;
+  const NodeId base = c->base();
+  if (base == 0 && c->base_depth() != 0) {
+    return DataError("starts at call depth " + std::to_string(c->base_depth()) +
+                     " before the first node (instead of 0)");
+  }
+  if (base > 0 && c->base_depth() == 0) {
+    return DataError("starts at call depth 0 after node " + std::to_string(base - 1) +
+                     ", but the root call is open until the trace's last node");
+  }
+  // The call holding each node as a body node: >= 0 for the local index of
+  // a marker in this chunk; -(L + 1) for the call open at level L (0 = root)
+  // when the chunk started.
+  std::vector<int32_t> container(n);
+  std::vector<uint8_t> closed(n, 0);    // by local marker index
+  std::vector<uint32_t> open;           // local markers of the calls opened here and still open
+  std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
+  uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open
+  uint32_t pre_last_jump = 0;           // the innermost of those: local index + 1 of its last jump
+  NodeId last_pre_marker = base;        // markers of earlier chunks close in decreasing order
+  auto fail = [&](NodeId id, const std::string& what) {
+    facts->failed_node = id;
+    return DataError(what);
+  };
+  if (n == 0) {
+    facts->end_depth = pre_open;
+    return Status::Ok();
+  }
+  // Raw columns: CheckNode has bounded every index before they are read.
+  const auto* nodes = reinterpret_cast<const fb::Node*>(c->nodes()->Data());
+  const auto* classes =
+      c->classes() ? reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()) : nullptr;
+  const uint32_t* refs = c->refs() ? c->refs()->data() : nullptr;
+  const uint64_t nclasses = facts->class_refs.size();
+  const uint64_t pool = c->refs() ? c->refs()->size() : 0;
+  // Classes whose values hold an index or a restricted bit pattern.
+  std::vector<uint8_t> value_check(nclasses);
+  for (uint64_t i = 0; i < nclasses; ++i) {
+    fb::VKind v = classes[i].vkind();
+    value_check[i] = v == fb::VKind::Bool || v == fb::VKind::F32 || v >= fb::VKind::String;
+  }
+  for (uint32_t local = 0; local < n; ++local) {
+    const NodeId id = base + local;
+    const fb::Node* node = &nodes[local];
+    // CheckNode's checks, inline on the common path; it words the failure.
+    const uint32_t cls = node->cls();
+    bool fast_ok = cls < nclasses && !value_check[cls] &&
+                   uint64_t{node->first_ref()} + facts->class_refs[cls] <= pool;
+    for (uint32_t j = 0; fast_ok && j < facts->class_refs[cls]; ++j) {
+      uint32_t d = flatbuffers::EndianScalar(refs[node->first_ref() + j]);
+      fast_ok = d != 0 && d <= id;
+    }
+    if (!fast_ok) {
+      Status s = CheckNode(c, *facts, local, id);
+      if (!s.ok()) return fail(id, s.message());
+    }
+    const fb::NodeClass* k = &classes[cls];
+    const fb::Kind kind = k->kind();
+    if (id == 0) {
+      if (kind != fb::Kind::Call) {
+        return fail(id, "the first node must open the root call, it is of kind " +
+                            std::string(NodeKindName(static_cast<NodeKind>(kind))));
+      }
+    } else if (open.empty() && pre_open == 0) {
+      return fail(id, "node after the root call has closed");
+    }
+    auto current = [&] {
+      return open.empty() ? -static_cast<int32_t>(pre_open) : static_cast<int32_t>(open.back());
+    };
+    container[local] = current();
+    const bool closer = kind == fb::Kind::Return || kind == fb::Kind::Error;
+    const bool block_arg = kind == fb::Kind::Argument && k->aux() != 0;
+    const uint32_t nrefs = facts->class_refs[node->cls()];
+    const uint32_t nvalue_refs = closer ? nrefs - 1 : nrefs;
+    for (uint32_t j = 0; j < nvalue_refs; ++j) {
+      const NodeId t = id - flatbuffers::EndianScalar(refs[node->first_ref() + j]);
+      auto which = [j] { return "reference " + std::to_string(j + 1); };
+      if (t < base) {
+        // A block argument's jump lies in an earlier chunk only when its call
+        // began there and has made no jump in this chunk yet.
+        if (block_arg && (!open.empty() || pre_last_jump != 0)) {
+          return fail(id, "a block argument must reference the last jump of its call");
+        }
+        continue;  // in an earlier chunk: the streaming checker looks further
+      }
+      const uint32_t tl = static_cast<uint32_t>(t - base);
+      const fb::NodeClass* tk = &classes[nodes[tl].cls()];
+      if (tk->kind() == fb::Kind::Call) {
+        return fail(id, which() + " points to the call marker at node " + std::to_string(t) +
+                            ", which has no value (a call's value is its closer's)");
+      }
+      if (block_arg) {
+        uint32_t want = open.empty() ? pre_last_jump : last_jump.back();
+        if (tk->kind() != fb::Kind::Jump || want != tl + 1) {
+          return fail(id, "a block argument must reference the last jump of its call");
+        }
+        uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
+        if (k->aux() > passed) {
+          return fail(id, "block argument " + std::to_string(k->aux()) + " of a jump that passes " +
+                              std::to_string(passed));
+        }
+        continue;
+      }
+      if (tk->kind() == fb::Kind::Jump) {
+        return fail(id, which() + " points to the jump at node " + std::to_string(t) +
+                            ", which has no value");
+      }
+      const int32_t ct = container[tl];
+      const bool visible = ct >= 0 ? closed[ct] == 0 : static_cast<uint32_t>(-ct) <= pre_open;
+      if (!visible) {
+        return fail(id, which() + " points to node " + std::to_string(t) +
+                            ", inside a call that has closed (only its closer is visible)");
+      }
+    }
+    switch (kind) {
+      case fb::Kind::Call:
+        open.push_back(local);
+        last_jump.push_back(0);
+        break;
+      case fb::Kind::Jump:
+        if (open.empty()) {
+          pre_last_jump = local + 1;
+        } else {
+          last_jump.back() = local + 1;
+        }
+        break;
+      case fb::Kind::Return:
+      case fb::Kind::Error: {
+        const NodeId marker = id - flatbuffers::EndianScalar(refs[node->first_ref() + nrefs - 1]);
+        if (!open.empty()) {
+          if (marker != base + open.back()) {
+            return fail(id, "closes node " + std::to_string(marker) +
+                                ", but the innermost open call starts at node " +
+                                std::to_string(base + open.back()));
+          }
+          closed[open.back()] = 1;
+          open.pop_back();
+          last_jump.pop_back();
+        } else {
+          if (pre_open == 0) {
+            return fail(id, "closes node " + std::to_string(marker) + ", but no call is open");
+          }
+          if (marker >= last_pre_marker) {
+            return fail(id, "closes node " + std::to_string(marker) +
+                                ", which is not the innermost open call");
+          }
+          last_pre_marker = marker;
+          --pre_open;
+          pre_last_jump = 0;  // the enclosing call's last jump lies in an earlier chunk
+        }
+        container[local] = current();  // a closer belongs to the caller's body
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  facts->end_depth = pre_open + static_cast<uint32_t>(open.size());
   return Status::Ok();
 }
 

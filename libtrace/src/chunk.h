@@ -33,13 +33,19 @@ Status ReadChunkHeader(const uint8_t* buf, size_t len, ChunkHeader* out);
 /// What verification learns about a chunk that node access needs.
 struct ChunkFacts {
   std::vector<uint16_t> class_refs;  // dynamic references per node of each class
+  /// Calls open after the chunk's last node (base_depth + opened - closed):
+  /// the next chunk's base_depth, or 0 after the final chunk.
+  uint32_t end_depth = 0;
+  /// When verification fails at a node: that node, for "chunk C, node N: ...".
+  NodeId failed_node = kNoNode;
 };
 
 /// Runs the FlatBuffers verifier and checks every chunk-local table: class
 /// kinds, value kinds and ranges, operand pools, literals, tensors (dtype,
 /// shape, data size), tuples (items refer to lower indices, nesting depth at
 /// most kMaxTupleDepth), metadata (node and key ranges, sorted), functions.
-/// Does not look at nodes, which CheckNode covers.
+/// Then checks every node (CheckNode, plus the call structure and the
+/// references within the chunk: CheckNodes).
 /// `prefixed` points at the size prefix; `total` = 4 + prefix value.
 Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts);
 
@@ -48,6 +54,20 @@ inline constexpr int kMaxTupleDepth = 64;
 /// Checks node `local` of a verified chunk: class index, reference range,
 /// backward distances (1 <= d <= id), value index ranges.
 Status CheckNode(const fb::Chunk* chunk, const ChunkFacts& facts, uint32_t local, NodeId id);
+
+/// Checks every node of a chunk whose tables VerifyChunk has checked, as
+/// schema/README.md §8 lists: CheckNode's indices; the call structure (the
+/// root marker first, closers linking to the innermost open call, no node
+/// outside the root call, at most base_depth calls closed that opened in
+/// earlier chunks); and every reference to a node of the same chunk (not to
+/// a call marker, not to a jump except a block argument's to the last jump
+/// of its own call, not into a call that has closed). Sets facts->end_depth.
+Status CheckNodes(const fb::Chunk* chunk, ChunkFacts* facts);
+
+/// The message of a failed VerifyChunk: "chunk C, node N: what" when it
+/// failed at a node, else "chunk C at byte B: what".
+std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,
+                       const std::string& what);
 
 /// Checks a Value struct against the chunk's tables.
 Status CheckValue(const fb::Chunk* chunk, const fb::Value& v, size_t tuple_limit);

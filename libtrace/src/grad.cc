@@ -689,7 +689,6 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     const uint32_t* refs = cv->refs;
     const ClassInfo* classes = cv->classes.data();
     const uint64_t nclasses = cv->classes.size();
-    const uint64_t nrefs = cv->nrefs;
     const NodeId base = cv->base;
     const uint32_t count = cv->n;
     uint64_t* words = varied_.data();
@@ -701,26 +700,15 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     for (uint32_t local = 0; local < count; ++local) {
       const NodeId id = base + local;
       if ((id & 63) == 0) varied_.Advance(id);
-      // The node's own indices, before anything reads through them.
+      // View() verified the chunk: every node's class, references and value
+      // indices are in range (internal::CheckNodes).
       const fb::Node& nd = nodes[local];
-      const uint32_t c = nd.cls();
-      if (c >= nclasses) return Fail(id, "class out of range");
-      const ClassInfo& k = classes[c];
+      const ClassInfo& k = classes[nd.cls()];
       if (k.cat == Cat::kInert) {
-        // Never active and never read through: only its value index matters.
-        if (k.vkind >= fb::VKind::String) IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
         if (open.size() == 1) ++root_children;
         continue;
       }
-      const uint32_t fr = nd.first_ref();
-      const uint32_t nr = k.n_refs_total;
-      if (static_cast<uint64_t>(fr) + nr > nrefs) return Fail(id, "references out of range");
-      const uint32_t* r = refs + fr;
-      for (uint32_t j = 0; j < nr; ++j) {
-        if (static_cast<uint64_t>(r[j]) - 1 >= id) {
-          return Fail(id, "reference " + std::to_string(j + 1) + " out of range");
-        }
-      }
+      const uint32_t* r = refs + nd.first_ref();
       bool v = false;
       switch (k.cat) {
         case Cat::kInert:
@@ -735,10 +723,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
               break;
             }
           }
-          if (k.vkind == fb::VKind::Tensor) {
-            IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
-            v = v && IsFloatValue(*cv, k.vkind, nd.value());
-          }
+          if (k.vkind == fb::VKind::Tensor) v = v && IsFloatValue(*cv, k.vkind, nd.value());
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
@@ -750,7 +735,6 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         }
         case Cat::kBlockArg: {
           if (open.size() == 1) ++root_children;
-          if (k.vkind == fb::VKind::Tensor) IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
           if (ruled_depth > 0) continue;
           if (k.n_ops != 1 || k.ref_index[0] < 0) {
             return Fail(id, "a block argument must reference the jump that set it");

@@ -350,12 +350,25 @@ Status Trace::VerifyChunk(uint32_t i) const {
   const ChunkInfo& info = m.chunks[i];
   Status s = internal::VerifyChunk(m.data + info.offset, info.size + 4, &m.facts[i]);
   if (s.ok()) {
+    // The calls left open must be those the next chunk says are open when it
+    // starts (none after the final chunk): with chunk 0 starting at depth 0,
+    // every chunk's base_depth is then right once all are verified.
+    uint32_t end = m.facts[i].end_depth;
+    if (i + 1 < m.chunks.size() && m.chunks[i + 1].base_depth != end) {
+      s = DataError("the chunk leaves " + std::to_string(end) + " calls open, chunk " +
+                    std::to_string(i + 1) + " says it starts at call depth " +
+                    std::to_string(m.chunks[i + 1].base_depth));
+    } else if (info.last && end != 0) {
+      s = DataError("the trace ends with " + std::to_string(end) + " calls still open");
+    }
+  }
+  if (s.ok()) {
     m.state[i] = 1;
     return s;
   }
   m.state[i] = 2;
-  m.errors[i] = DataError(m.name + ": chunk " + std::to_string(i) + " at byte " +
-                          std::to_string(info.offset) + ": " + s.message());
+  m.errors[i] =
+      DataError(m.name + ": " + internal::ChunkError(i, info.offset, m.facts[i], s.message()));
   return m.errors[i];
 }
 
@@ -376,8 +389,7 @@ Result<NodeView> Trace::node(NodeId id) const {
   if (!s.ok()) return s;
   const fb::Chunk* c = impl_->Root(ci);
   uint32_t local = static_cast<uint32_t>(id - impl_->chunks[ci].base);
-  s = internal::CheckNode(c, impl_->facts[ci], local, id);
-  if (!s.ok()) return DataError(impl_->name + ": " + At(ci, id, s.message()));
+  // VerifyChunk checked every node of the chunk.
   NodeView v;
   v.trace_ = this;
   v.chunk_ = c;
@@ -608,8 +620,8 @@ Result<const fb::Chunk*> ChunkStream::Next() {
   }
   Status vs = internal::VerifyChunk(p, len + 4, &m.facts);
   if (!vs.ok()) {
-    return DataError(m.name + ": chunk " + std::to_string(m.number) + " at byte " +
-                     std::to_string(m.offset) + ": " + vs.message());
+    return DataError(m.name + ": " +
+                     internal::ChunkError(m.number, m.offset, m.facts, vs.message()));
   }
   m.info.offset = m.offset;
   m.info.size = len;

@@ -7,6 +7,10 @@
 //
 //   make_bad_traces VARIANT FILE    write one variant to FILE
 //   make_bad_traces --list          list the variants
+//   make_bad_traces --set-ref IN NODE K VALUE OUT
+//                                   copy the trace IN (uncompressed, written by
+//                                   any producer) to OUT with reference K (1-based)
+//                                   of global node NODE set to VALUE
 //
 // Every variant starts from the same trace of f(x) = sin(x) + x at x = 1.0,
 // as IRTracker records it, in two chunks:
@@ -15,6 +19,7 @@
 //   chunk 1 (base 3, depth 1): @3 sin(@2), @4 +(@3, @2), @5 return @4
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -39,6 +44,7 @@ uint64_t F64Bits(double d) {
 struct ChunkModel {
   uint16_t format_major = 1, format_minor = 0;
   std::string producer_name = "make_bad_traces", producer_version = "1";
+  bool no_producer = false;  // leave the producer table out
   uint64_t index = 0, base = 0;
   uint32_t base_depth = 0;
   std::vector<fb::Node> nodes;
@@ -136,7 +142,7 @@ Bytes Encode(const ChunkModel& m) {
   fb::ChunkBuilder cb(fbb);
   cb.add_format_major(m.format_major);
   cb.add_format_minor(m.format_minor);
-  cb.add_producer(producer);
+  if (!m.no_producer) cb.add_producer(producer);
   cb.add_index(m.index);
   cb.add_base(m.base);
   cb.add_base_depth(m.base_depth);
@@ -327,6 +333,42 @@ std::vector<Variant> Variants() {
            c.producer_version = "1\n2";
          }
        })},
+      {"marker-with-value", "the root call's marker (class 0 of chunk 0) carries a Float64",
+       edit([](auto& t) {
+         t[0].classes[0] = Class(fb::Kind::Call, 0, 0, 0, 0, 1, fb::VKind::F64);
+       })},
+      {"return-no-value", "the return (class 2 of chunk 1) has no value", edit([](auto& t) {
+         t[1].classes[2] = Class(fb::Kind::Return, ~0u, 1, 1, 0, 1, fb::VKind::None);
+       })},
+      {"error-with-value", "the root call closed by an Error that carries a Float64",
+       edit([](auto& t) {
+         t[1].classes[2] = Class(fb::Kind::Error, ~0u, 1, 1, 0, 1, fb::VKind::F64);
+       })},
+      {"flags-2", "class 0 of chunk 1 has flags 2 (taken when true) without a condition",
+       edit([](auto& t) {
+         fb::NodeClass k = t[1].classes[0];
+         t[1].classes[0] = fb::NodeClass(k.op(), k.block(), k.pos(), k.aux(), k.first_operand(),
+                                         k.line(), k.col(), k.n_operands(), k.kind(), k.vkind(), 2);
+       })},
+      {"f32-high-bits", "node 2 is a Float32 with its high 32 bits set", edit([](auto& t) {
+         t[0].classes[2] = Class(fb::Kind::Argument, ~0u, 1, 2, 0, 0, fb::VKind::F32);
+         t[0].nodes[2] = fb::Node(0x100000000ull | 0x3f800000u, 2, 0);
+       })},
+      {"bool-tensor-2", "a Bool tensor in chunk 1 holding the byte 2", edit([](auto& t) {
+         t[1].tensors.push_back({fb::DType::Bool, {2}, Bytes{1, 2}});
+       })},
+      {"no-producer", "chunk 1 names no producer", edit([](auto& t) { t[1].no_producer = true; })},
+      {"meta-dup-key", "node 4 has the metadata key 'tag' twice", edit([](auto& t) {
+         t[1].strings.push_back("tag");
+         uint32_t key = static_cast<uint32_t>(t[1].strings.size() - 1);
+         t[1].meta.push_back(fb::Meta(fb::Value(1, fb::VKind::I64), 1, key));
+         t[1].meta.push_back(fb::Meta(fb::Value(2, fb::VKind::I64), 1, key));
+       })},
+      {"minor-newer-vkind", "format 1.1 whose node 2 uses value kind 10, appended in 1.1",
+       edit([](auto& t) {
+         for (ChunkModel& c : t) c.format_minor = 1;
+         t[0].classes[2] = Class(fb::Kind::Argument, ~0u, 1, 2, 0, 0, static_cast<fb::VKind>(10));
+       })},
       {"meta-unsorted", "chunk 1's metadata not sorted by node", edit([](auto& t) {
          t[1].strings.push_back("tag");
          uint32_t key = static_cast<uint32_t>(t[1].strings.size() - 1);
@@ -343,16 +385,60 @@ bool WriteFile(const std::string& path, const Bytes& b) {
   return std::fclose(f) == 0 && ok;
 }
 
+bool ReadFile(const std::string& path, Bytes* b) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  uint8_t buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) b->insert(b->end(), buf, buf + n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok;
+}
+
+// Walks the chunk framing of a valid trace and overwrites one reference.
+int SetRef(const char* in, uint64_t node, uint32_t k, uint32_t value, const char* out) {
+  Bytes file;
+  if (!ReadFile(in, &file)) {
+    std::fprintf(stderr, "make_bad_traces: cannot read '%s'\n", in);
+    return 1;
+  }
+  for (size_t at = 0; at + 4 <= file.size();) {
+    uint32_t size;
+    std::memcpy(&size, file.data() + at, 4);
+    const fb::Chunk* c = fb::GetSizePrefixedChunk(file.data() + at);
+    uint64_t n = c->nodes() ? c->nodes()->size() : 0;
+    if (node >= c->base() && node < c->base() + n) {
+      uint32_t first = c->nodes()->Get(static_cast<uint32_t>(node - c->base()))->first_ref();
+      size_t ref =
+          static_cast<size_t>(reinterpret_cast<const uint8_t*>(c->refs()->Data()) - file.data()) +
+          4 * (static_cast<size_t>(first) + k - 1);
+      StoreU32(file, ref, value);
+      return WriteFile(out, file) ? 0 : 1;
+    }
+    at += 4 + static_cast<size_t>(size);
+  }
+  std::fprintf(stderr, "make_bad_traces: '%s' has no node %llu\n", in,
+               static_cast<unsigned long long>(node));
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 7 && std::strcmp(argv[1], "--set-ref") == 0) {
+    return SetRef(argv[2], std::strtoull(argv[3], nullptr, 10),
+                  static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10)),
+                  static_cast<uint32_t>(std::strtoul(argv[5], nullptr, 0)), argv[6]);
+  }
   std::vector<Variant> variants = Variants();
   if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
     for (const Variant& v : variants) std::printf("%-26s %s\n", v.name, v.what);
     return 0;
   }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: make_bad_traces VARIANT FILE | --list\n");
+    std::fprintf(stderr,
+                 "usage: make_bad_traces VARIANT FILE | --list | --set-ref IN NODE K VALUE OUT\n");
     return 2;
   }
   for (const Variant& v : variants) {

@@ -1,0 +1,16 @@
+# One checker: a reference that irt-check refuses is refused by every tool with
+# the same message (exit 1), none crashes. h(2.0, 3) and down(2), each edited
+# in one reference (make_bad_traces --set-ref FILE NODE K DISTANCE OUT).
+source golden/every-tool.sh
+irt-trace -o h.fb testdata/ir/h.ir h 2.0 3
+irt-trace -o d.fb testdata/ir/deep.ir down 2
+echo "== the jump @5's only reference 2^31 nodes back"
+make_bad_traces --set-ref h.fb 5 1 0x80000000 bad.fb && every_tool bad.fb
+echo "== @8 uses the root call's marker, which has no value"
+make_bad_traces --set-ref h.fb 8 1 8 bad.fb && every_tool bad.fb
+echo "== @8 uses the jump @5, which has no value"
+make_bad_traces --set-ref h.fb 8 1 3 bad.fb && every_tool bad.fb
+echo "== the block argument @6 names @4 instead of the jump that passed it"
+make_bad_traces --set-ref h.fb 6 1 2 bad.fb && every_tool bad.fb
+echo "== node 19 uses node 8, inside the call that closed at node 18"
+make_bad_traces --set-ref d.fb 19 1 11 bad.fb && every_tool bad.fb
