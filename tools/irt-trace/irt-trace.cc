@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
                  "the trace still ends complete, as a failed run")
       ->type_name("N")
       ->check(irt::tools::Count());
+  app.add_option("--max-call-depth", req.max_call_depth,
+                 "Stop the program with an error (StackOverflowError) when a call would nest "
+                 "deeper than N (default 2000000, under 1 GB; 0: no limit); the trace still ends "
+                 "complete")
+      ->type_name("N")
+      ->check(irt::tools::Count());
   app.add_flag("--tag-random", req.context.tag_random,
                "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
   cli.AddForceOption();

@@ -88,6 +88,11 @@ Status TraceJob::Run(Output& out) {
     io.trace_meta.emplace_back("max_depth",
                                Value::I64(static_cast<int64_t>(request_.context.max_depth)));
   }
+  io.max_call_depth = request_.max_call_depth == 0 ? ~uint64_t{0} : request_.max_call_depth;
+  if (request_.max_call_depth != kDefaultMaxCallDepth) {
+    io.trace_meta.emplace_back("max_call_depth",
+                               Value::I64(static_cast<int64_t>(request_.max_call_depth)));
+  }
   if (request_.max_steps != 0) {
     io.max_steps = request_.max_steps;
     io.trace_meta.emplace_back("max_steps", Value::I64(static_cast<int64_t>(request_.max_steps)));

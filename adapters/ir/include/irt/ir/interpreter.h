@@ -55,9 +55,14 @@ class RandomSource {
 /// ln(x) for finite x > 0 in IEEE arithmetic only (exact to about 1 ulp).
 double PortableLog(double x);
 
+/// irt-trace's default --max-call-depth.
+inline constexpr uint64_t kDefaultMaxCallDepth = 2'000'000;
+
 struct InterpreterOptions {
   /// A call nested deeper than this is a runtime error (StackOverflowError).
-  uint64_t max_call_depth = 50'000'000;
+  /// The default keeps an endless recursion under 1 GB (the interpreter
+  /// and writer hold 300-500 bytes per open call).
+  uint64_t max_call_depth = kDefaultMaxCallDepth;
   /// Executing more statements and branches than this is a runtime error
   /// (0: no limit), so that a program that never ends still ends its trace.
   uint64_t max_steps = 0;
@@ -113,6 +118,8 @@ struct TraceRequest {
   std::optional<std::string> rand_values;
   /// InterpreterOptions::max_steps (0: no limit).
   uint64_t max_steps = 0;
+  /// InterpreterOptions::max_call_depth.
+  uint64_t max_call_depth = kDefaultMaxCallDepth;
   ContextOptions context;
   std::string producer_version;
 };
