@@ -448,7 +448,7 @@ TEST(DiffTest, BadOptions) {
   auto out = Output::Open(s.Path("o"));
   DiffOptions o;
   o.rtol = -1;
-  EXPECT_EQ(DiffTraces(t, t, o, **out).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(DiffTraces(t, t, o, **out).status().code(), Code::kUsage);
 }
 
 }  // namespace

@@ -158,7 +158,7 @@ TEST(DotTest, LevelsSubtreesAndLimit) {
   o.node_path.clear();
   o.max_nodes = 10;
   auto big = Dot(*t, o);
-  EXPECT_EQ(big.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(big.status().code(), Code::kUsage);
   EXPECT_NE(big.status().message().find("--levels"), std::string::npos);
   o.max_nodes = 0;
   EXPECT_TRUE(Dot(*t, o).ok());

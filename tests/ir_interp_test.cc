@@ -246,7 +246,7 @@ TEST(IrInterpTest, CheckCall) {
   Interpreter interp(*m, ctx, random);
   EXPECT_TRUE(interp.CheckCall("f", 1).ok());
   Status s = interp.CheckCall("g", 1);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.code(), Code::kUsage);
   EXPECT_EQ(s.message(), "'m.ir' defines no function 'g' (it defines f)");
   s = interp.CheckCall("f", 2);
   EXPECT_EQ(s.message(), "function 'f' takes 1 argument, 2 given");
@@ -360,7 +360,7 @@ TEST(IrInterpTest, ParseArgumentsAndRandValues) {
   EXPECT_EQ(TypeName(*a), "Vector{Float64}");
   auto bad = ParseArgument("[1.0, x]");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.status().code(), Code::kUsage);
   auto missing = ParseArgument("@/nonexistent/x.npy");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), Code::kIoError);

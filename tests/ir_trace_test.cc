@@ -341,18 +341,18 @@ TEST(IrTraceTest, TraceJobRecordsItsRequest) {
   EXPECT_EQ(Meta(*t, "seed"), "3");
 
   req.function = "nope";
-  EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kUsage);
   req.function = "geom";
   req.args = {"1"};
-  EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kUsage);
   req.args = {"1", "[x]"};
   auto bad = TraceJob::Prepare(req);
-  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.status().code(), Code::kUsage);
   EXPECT_EQ(bad.status().message().rfind("argument 2: bad literal '[x]'", 0), 0u)
       << bad.status().message();
   req.args = {"1", "0.5"};
   req.context.primitives = {"nope"};
-  EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kUsage);
   req.context.primitives = {};
   req.module_path = Testdata("missing.ir");
   EXPECT_EQ(TraceJob::Prepare(req).status().code(), Code::kIoError);

@@ -377,14 +377,14 @@ TEST(ReplayTest, BadChanges) {
     auto r = ReplayFile(s.Path("a.fb"), sets, s.Path("x.fb"));
     return r.ok() ? Code::kOk : r.status().code();
   };
-  EXPECT_EQ(code({"@30=1"}), Code::kInvalidArgument);             // no such node
-  EXPECT_EQ(code({"@6=1"}), Code::kInvalidArgument);              // a jump
-  EXPECT_EQ(code({"@8=1"}), Code::kInvalidArgument);              // a nested call
-  EXPECT_EQ(code({"@9=1"}), Code::kInvalidArgument);              // a return
-  EXPECT_EQ(code({"@3=1"}), Code::kInvalidArgument);              // Int64 for a Float64
-  EXPECT_EQ(code({"@3=0.1", "@3=0.2"}), Code::kInvalidArgument);  // twice
-  EXPECT_EQ(code({"@3"}), Code::kInvalidArgument);                // no value
-  EXPECT_EQ(code({"@3=zzz"}), Code::kInvalidArgument);            // not a literal
+  EXPECT_EQ(code({"@30=1"}), Code::kUsage);             // no such node
+  EXPECT_EQ(code({"@6=1"}), Code::kUsage);              // a jump
+  EXPECT_EQ(code({"@8=1"}), Code::kUsage);              // a nested call
+  EXPECT_EQ(code({"@9=1"}), Code::kUsage);              // a return
+  EXPECT_EQ(code({"@3=1"}), Code::kUsage);              // Int64 for a Float64
+  EXPECT_EQ(code({"@3=0.1", "@3=0.2"}), Code::kUsage);  // twice
+  EXPECT_EQ(code({"@3"}), Code::kUsage);                // no value
+  EXPECT_EQ(code({"@3=zzz"}), Code::kUsage);            // not a literal
   EXPECT_EQ(code({"@2=2"}), Code::kOk);
 }
 

@@ -244,7 +244,7 @@ void CheckAllSlices(const std::string& path) {
           NodeId start = st.node.is_call() ? st.node.end : st.node.id;
           if (m.kind[start] == NodeKind::kJump && !control) {
             ASSERT_FALSE(s.ok()) << what;
-            EXPECT_EQ(s.status().code(), Code::kInvalidArgument) << what;
+            EXPECT_EQ(s.status().code(), Code::kUsage) << what;
             continue;
           }
           ASSERT_TRUE(s.ok()) << what << ": " << s.status().message();
@@ -366,12 +366,12 @@ TEST(SliceTest, Errors) {
   auto t = Trace::Open(SliceTestTrace("h.ir", "h", {"2.0", "2"}));
   ASSERT_TRUE(t.ok());
   auto jump = ComputeSlice(*t, "@25", {});
-  EXPECT_EQ(jump.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(jump.status().code(), Code::kUsage);
   EXPECT_NE(jump.status().message().find("is a jump"), std::string::npos);
   EXPECT_TRUE(ComputeSlice(*t, "@25", {SliceDirection::kBackward, false, true}).ok());
   EXPECT_EQ(ComputeSlice(*t, "@27", {}).status().code(), Code::kNotFound);
-  EXPECT_EQ(ComputeSlice(*t, "@x", {}).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(ComputeSlice(*t, "@4/@1", {}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(ComputeSlice(*t, "@x", {}).status().code(), Code::kUsage);
+  EXPECT_EQ(ComputeSlice(*t, "@4/@1", {}).status().code(), Code::kUsage);
 }
 
 }  // namespace

@@ -1745,10 +1745,10 @@ Result<DiffSummary> Differ::Run(Output& out) {
 Result<DiffSummary> DiffTraces(const Trace& a, const Trace& b, const DiffOptions& options,
                                Output& out) {
   if (!(options.rtol >= 0) || !(options.atol >= 0)) {
-    return InvalidArgument("--rtol and --atol must be non-negative numbers");
+    return UsageError("--rtol and --atol must be non-negative numbers");
   }
   if (options.max_edits == 0 || options.max_lookahead < 2) {
-    return InvalidArgument("the alignment budget must be positive");
+    return UsageError("the alignment budget must be positive");
   }
   Differ d(a, b, options);
   return d.Run(out);

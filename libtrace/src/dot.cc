@@ -222,7 +222,7 @@ class DotBuilder {
     return Status::Ok();
   }
   Status TooBig() const {
-    return InvalidArgument(
+    return UsageError(
         "the graph would have more than " + std::to_string(opts_.max_nodes) +
         " nodes (the trace has " + std::to_string(trace_.size()) +
         "), more than Graphviz lays out in reasonable time; draw less with --levels N or "

@@ -791,12 +791,11 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     bool found = false;
     for (const ArgumentDerivative& a : args_) found = found || a.pos == p;
     if (!found) {
-      return InvalidArgument("@" + std::to_string(p) + " is not an argument of the root call (" +
-                             (args_.empty()
-                                  ? std::string("it has none")
-                                  : "its arguments are @" + std::to_string(args_.front().pos) +
-                                        " to @" + std::to_string(args_.back().pos)) +
-                             ")");
+      return UsageError("@" + std::to_string(p) + " is not an argument of the root call (" +
+                        (args_.empty() ? std::string("it has none")
+                                       : "its arguments are @" + std::to_string(args_.front().pos) +
+                                             " to @" + std::to_string(args_.back().pos)) +
+                        ")");
     }
   }
   stats_.active_nodes = n_active_;
@@ -831,9 +830,9 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       if (arg.kind() == VKind::kTensor) {
         if (t.kind() == VKind::kTensor) {
           if (t.tensor().shape != arg.tensor().shape) {
-            return InvalidArgument("the tangent of @" + std::to_string(p) + " has shape " +
-                                   TypeName(t) + " " + FormatValue(t, {.max_elements = 4}) +
-                                   ", not the shape of the argument");
+            return UsageError("the tangent of @" + std::to_string(p) + " has shape " + TypeName(t) +
+                              " " + FormatValue(t, {.max_elements = 4}) +
+                              ", not the shape of the argument");
           }
           Value c = t;
           if (t.tensor().dtype != arg.tensor().dtype) {
@@ -853,12 +852,12 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
                                      arg}));
           tensor_tan_[slot] = c;
         } else {
-          return InvalidArgument("the tangent of @" + std::to_string(p) + " must be a tensor");
+          return UsageError("the tangent of @" + std::to_string(p) + " must be a tensor");
         }
       } else {
         if (!t.is_scalar() || t.kind() == VKind::kNothing || t.kind() == VKind::kNone) {
-          return InvalidArgument("the tangent of @" + std::to_string(p) +
-                                 " must be a number, not " + TypeName(t));
+          return UsageError("the tangent of @" + std::to_string(p) + " must be a number, not " +
+                            TypeName(t));
         }
         adj_[slot] = t.to_double();
       }
@@ -1348,9 +1347,8 @@ Status GradEngine::ReversePass() {
       IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(res, s));
       if (seed.kind() == VKind::kTensor) {
         if (seed.tensor().shape != a->t.shape) {
-          return InvalidArgument("the seed has the shape of " +
-                                 FormatValue(seed, {.max_elements = 3}) +
-                                 ", the result's is different");
+          return UsageError("the seed has the shape of " + FormatValue(seed, {.max_elements = 3}) +
+                            ", the result's is different");
         }
         for (int64_t i = 0; i < a->t.numel(); ++i) {
           if (a->t.dtype == DType::kF64) {
@@ -1541,7 +1539,7 @@ Result<Value> DefaultSeed(const GradResult& r, const GradOptions& opts) {
     const Value& s = *opts.seed;
     bool ok = (s.is_scalar() && s.kind() != VKind::kNone && s.kind() != VKind::kNothing) ||
               s.kind() == VKind::kTensor;
-    if (!ok) return InvalidArgument("the seed must be a number or a tensor, not " + TypeName(s));
+    if (!ok) return UsageError("the seed must be a number or a tensor, not " + TypeName(s));
     if (r.result.kind() != VKind::kTensor && s.kind() == VKind::kTensor) {
       return InvalidArgument("the result of " + r.function + " is a " + TypeName(r.result) +
                              "; the seed must be a number");
@@ -1570,7 +1568,7 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
     opts.seed = r.seed;
   }
   if (opts.mode == GradMode::kForward && opts.tangents.empty()) {
-    return InvalidArgument("forward mode needs at least one tangent (--tangent @N=VALUE)");
+    return UsageError("forward mode needs at least one tangent (--tangent @N=VALUE)");
   }
   GradEngine e(trace, rules, opts);
   IRT_RETURN_IF_ERROR(e.ForwardPass(opts.mode == GradMode::kForward, false));
@@ -1579,8 +1577,8 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
     for (const auto& [p, t] : opts.tangents) {
       for (const ArgumentDerivative& a : e.args()) {
         if (a.pos == p && !a.differentiable) {
-          return InvalidArgument("@" + std::to_string(p) + " is " + TypeName(a.value) +
-                                 ", which is not differentiable");
+          return UsageError("@" + std::to_string(p) + " is " + TypeName(a.value) +
+                            ", which is not differentiable");
         }
       }
     }
@@ -1635,7 +1633,7 @@ Result<GradResult> Prepared(const Trace& trace, const GradOptions& options, Grad
   GradResult r;
   r.mode = GradMode::kReverse;
   if (options.mode != GradMode::kReverse) {
-    return InvalidArgument("the backward pass and adjoints are reverse mode");
+    return UsageError("the backward pass and adjoints are reverse mode");
   }
   bool result_float = false;
   IRT_RETURN_IF_ERROR(Prepare(trace, &r, &result_float));

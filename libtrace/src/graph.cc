@@ -111,15 +111,15 @@ Result<std::vector<uint64_t>> ParseNodePath(std::string_view path) {
     std::string_view part = rest.substr(0, slash);
     rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
     if (slash != std::string_view::npos && rest.empty()) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': trailing '/'");
+      return UsageError("bad node path '" + std::string(path) + "': trailing '/'");
     }
     std::string_view digits = part;
     if (!digits.empty() && digits[0] == '@') digits.remove_prefix(1);
     uint64_t pos = 0;
     auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pos);
     if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || pos == 0) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': '" + std::string(part) +
-                             "' is not a position like @4");
+      return UsageError("bad node path '" + std::string(path) + "': '" + std::string(part) +
+                        "' is not a position like @4");
     }
     out.push_back(pos);
   }
@@ -132,8 +132,8 @@ Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
   std::string walked;
   for (uint64_t pos : positions) {
     if (!cur.is_call()) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': " +
-                             (walked.empty() ? "the root" : walked) + " is not a nested call");
+      return UsageError("bad node path '" + std::string(path) +
+                        "': " + (walked.empty() ? "the root" : walked) + " is not a nested call");
     }
     IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, cur));
     if (pos > body.size()) {

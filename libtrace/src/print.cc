@@ -211,7 +211,7 @@ Result<Head> FindHead(const Trace& trace, const std::string& path) {
   std::string walked;
   for (uint64_t pos : positions) {
     if (!h.node.is_call()) {
-      return InvalidArgument("bad node path '" + path + "': " + walked + " is not a nested call");
+      return UsageError("bad node path '" + path + "': " + walked + " is not a nested call");
     }
     IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, h.node));
     if (pos > body.size()) {

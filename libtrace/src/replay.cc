@@ -180,8 +180,8 @@ Result<std::vector<NodeId>> Locate(const Trace& t, Scanner& sc, std::string_view
   bool is_call = true;
   for (uint64_t pos : positions) {
     if (!is_call) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': " + walked +
-                             " is not a nested call");
+      return UsageError("bad node path '" + std::string(path) + "': " + walked +
+                        " is not a nested call");
     }
     NodeId i = chain.back() + 1;
     uint64_t count = 0;
@@ -1127,15 +1127,15 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
 Result<ReplayChange> ParseReplayChange(std::string_view spec) {
   size_t eq = spec.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    return InvalidArgument("--set '" + std::string(spec) + "': expected @PATH=VALUE");
+    return UsageError("--set '" + std::string(spec) + "': expected @PATH=VALUE");
   }
   ReplayChange c;
   c.path = Trim(spec.substr(0, eq));
   std::string_view text = spec.substr(eq + 1);
   auto v = ParseLiteral(text);
   if (!v) {
-    return InvalidArgument("--set " + c.path + ": '" + std::string(text) +
-                           "' is not a value: " + v.error().message());
+    return UsageError("--set " + c.path + ": '" + std::string(text) +
+                      "' is not a value: " + v.error().message());
   }
   c.value = std::move(v).value();
   return c;
@@ -1169,35 +1169,34 @@ Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> cha
     auto chain = Locate(trace, sc, c.path);
     if (!chain) {
       if (chain.error().code() == Code::kDataError) return chain.error();
-      return InvalidArgument("--set " + c.path + ": " + chain.error().message());
+      return UsageError("--set " + c.path + ": " + chain.error().message());
     }
     NodeId target = chain->back();
     IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(target));
     std::string at = "--set " + c.path + ": ";
     if (v.kind() == NodeKind::kCall) {
-      if (target == 0) return InvalidArgument(at + "the node is the root call; set its arguments");
-      return InvalidArgument(at + "the node is a nested call ⟨" + std::string(v.op()) +
-                             "⟩; set one of its arguments (" + c.path +
-                             "/@2) or a node of its body");
+      if (target == 0) return UsageError(at + "the node is the root call; set its arguments");
+      return UsageError(at + "the node is a nested call ⟨" + std::string(v.op()) +
+                        "⟩; set one of its arguments (" + c.path + "/@2) or a node of its body");
     }
     switch (v.kind()) {
       case NodeKind::kJump:
-        return InvalidArgument(at + "the node is a jump (a branch taken), which has no value");
+        return UsageError(at + "the node is a jump (a branch taken), which has no value");
       case NodeKind::kReturn:
-        return InvalidArgument(at + "the node is the return of its call; set the node it returns");
+        return UsageError(at + "the node is the return of its call; set the node it returns");
       case NodeKind::kError:
-        return InvalidArgument(at + "the node is a recorded failure, which has no value");
+        return UsageError(at + "the node is a recorded failure, which has no value");
       default:
         break;
     }
     Value old = v.value();
     if (TypeName(old) != TypeName(c.value)) {
-      return InvalidArgument(at + "type mismatch: the node holds " + FormatValue(old) +
-                             "::" + TypeName(old) + ", the new value is " + FormatValue(c.value) +
-                             "::" + TypeName(c.value));
+      return UsageError(at + "type mismatch: the node holds " + FormatValue(old) +
+                        "::" + TypeName(old) + ", the new value is " + FormatValue(c.value) +
+                        "::" + TypeName(c.value));
     }
     for (const auto& [id, val] : resolved) {
-      if (id == target) return InvalidArgument(at + "the node is set twice");
+      if (id == target) return UsageError(at + "the node is set twice");
     }
     if (resolved.empty() || target < first) {
       first = target;
@@ -1230,10 +1229,10 @@ Result<Replay> Replay::RunImpl(const Trace& trace,
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < changes.size(); ++i) {
     if (changes[i].first >= trace.size()) {
-      return InvalidArgument("node " + std::to_string(changes[i].first) + " is not in the trace");
+      return UsageError("node " + std::to_string(changes[i].first) + " is not in the trace");
     }
     if (i > 0 && changes[i].first == changes[i - 1].first) {
-      return InvalidArgument("node " + std::to_string(changes[i].first) + " is set twice");
+      return UsageError("node " + std::to_string(changes[i].first) + " is set twice");
     }
   }
   m.out_chunks = r.chunks;

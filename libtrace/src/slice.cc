@@ -436,8 +436,8 @@ Result<Located> Locate(const Trace& trace, std::string_view path) {
   std::string walked;
   for (uint64_t pos : positions) {
     if (!out.target.is_call()) {
-      return InvalidArgument("bad node path '" + std::string(path) + "': " + walked +
-                             " is not a nested call");
+      return UsageError("bad node path '" + std::string(path) + "': " + walked +
+                        " is not a nested call");
     }
     if (out.target.end == kNoNode) {
       return DataError(trace.name() + ": the call at " + walked + " never returns");
@@ -950,12 +950,11 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
   IRT_ASSIGN_OR_RETURN(RawNode sn, w.reader.Get(start));
   const bool is_jump = sn.kind() == NodeKind::kJump;
   if (is_jump && !opts.control) {
-    return InvalidArgument("node " + s.path +
-                           " is a jump, which has no value to slice; slice its condition, or add "
-                           "--control to slice " +
-                           (opts.direction == SliceDirection::kBackward
-                                ? "what decided the branch"
-                                : "what the branch decided"));
+    return UsageError("node " + s.path +
+                      " is a jump, which has no value to slice; slice its condition, or add "
+                      "--control to slice " +
+                      (opts.direction == SliceDirection::kBackward ? "what decided the branch"
+                                                                   : "what the branch decided"));
   }
   s.start = start;
   if (opts.direction == SliceDirection::kBackward) {

@@ -109,15 +109,13 @@ int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& 
     return trouble_code;  // the reader went away: quiet
   }
   log_->error("{}", s.message());
-  if (s.code() == Code::kInvalidArgument) {
-    return trouble_code == kExitFailure ? kExitUsage : trouble_code;
-  }
+  if (s.code() == Code::kUsage) return trouble_code == kExitFailure ? kExitUsage : trouble_code;
   return trouble_code;
 }
 
 Status Cli::CheckInput(const std::string& path) const {
   if (path == "-" && isatty(STDIN_FILENO)) {
-    return InvalidArgument("standard input is a terminal; give a trace file or pipe one in");
+    return UsageError("standard input is a terminal; give a trace file or pipe one in");
   }
   return Status::Ok();
 }
@@ -125,7 +123,7 @@ Status Cli::CheckInput(const std::string& path) const {
 Result<std::unique_ptr<Output>> Cli::OpenOutput(const std::string& path, bool binary) const {
   IRT_ASSIGN_OR_RETURN(auto out, Output::Open(path));
   if (binary && !force_ && out->IsTerminal()) {
-    return InvalidArgument(
+    return UsageError(
         "refusing to write a binary trace to a terminal; use -o FILE, a pipe, or --force");
   }
   return out;

@@ -72,6 +72,16 @@ bool ColorAllowed(int fd, const std::string& mode);
 /// rather than a huge unsigned number.
 CLI::Validator Count();
 
+/// An error of an analysis of the trace named `name` ("'h.fb'"), prefixed
+/// with that name unless it already starts with it; usage errors as they are.
+template <typename T>
+Result<T> InTrace(const std::string& name, Result<T> r) {
+  if (r.ok() || r.status().code() == Code::kUsage || r.status().message().starts_with(name)) {
+    return r;
+  }
+  return r.status().Prefixed(name);
+}
+
 }  // namespace irt::tools
 
 #endif  // IRT_TOOLS_COMMON_CLI_H_

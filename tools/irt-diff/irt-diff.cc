@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
       argc, argv,
       [&]() -> irt::Result<int> {
         if (a == "-" && b == "-") {
-          return irt::InvalidArgument("only one of the two traces can be standard input");
+          return irt::UsageError("only one of the two traces can be standard input");
         }
         IRT_RETURN_IF_ERROR(cli.CheckInput(a == "-" ? a : b));
         IRT_ASSIGN_OR_RETURN(irt::Trace ta, irt::Trace::Open(a));

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   app.add_flag("-c,--control", sopts.control, "With --highlight-slice: add control dependences");
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (slice_path.empty() && (forward || sopts.through_calls || sopts.control)) {
-      return irt::InvalidArgument(
+      return irt::UsageError(
           "--forward, --through-calls and --control go with --highlight-slice PATH");
     }
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));

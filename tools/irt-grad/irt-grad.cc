@@ -18,7 +18,7 @@ namespace {
 irt::Result<irt::Value> ParseValueOption(const std::string& what, std::string_view text) {
   if (!text.empty() && text[0] == '@') return irt::ReadNpy(std::string(text.substr(1)));
   auto v = irt::ParseLiteral(text);
-  if (!v) return irt::InvalidArgument(what + ": " + v.error().message());
+  if (!v) return irt::UsageError(what + ": " + v.error().message());
   return v;
 }
 
@@ -32,7 +32,7 @@ irt::Result<uint32_t> ParsePosition(std::string_view text) {
     if (ok) p = p * 10 + static_cast<uint32_t>(c - '0');
   }
   if (!ok || p == 0) {
-    return irt::InvalidArgument("bad position '" + std::string(text) + "': expected @N, e.g. @2");
+    return irt::UsageError("bad position '" + std::string(text) + "': expected @N, e.g. @2");
   }
   return p;
 }
@@ -105,12 +105,11 @@ int main(int argc, char** argv) {
   return cli.Run(argc, argv, [&]() -> irt::Status {
     popts.json = json;
     if (max_el->count() > 0) popts.json_max_elements = popts.max_elements;
-    if (emit && annotate)
-      return irt::InvalidArgument("--emit-trace and --annotate exclude each other");
+    if (emit && annotate) return irt::UsageError("--emit-trace and --annotate exclude each other");
     irt::GradOptions opts;
     opts.mode = mode == "forward" ? irt::GradMode::kForward : irt::GradMode::kReverse;
     if ((emit || annotate) && opts.mode == irt::GradMode::kForward) {
-      return irt::InvalidArgument("--emit-trace and --annotate are reverse mode");
+      return irt::UsageError("--emit-trace and --annotate are reverse mode");
     }
     if (!wrt.empty()) {
       size_t start = 0;
@@ -125,24 +124,24 @@ int main(int argc, char** argv) {
     }
     if (!seed.empty()) {
       if (opts.mode == irt::GradMode::kForward)
-        return irt::InvalidArgument("--seed is for reverse mode");
+        return irt::UsageError("--seed is for reverse mode");
       IRT_ASSIGN_OR_RETURN(irt::Value s, ParseValueOption("--seed", seed));
       opts.seed = s;
     }
     for (const std::string& t : tangents) {
       if (opts.mode != irt::GradMode::kForward) {
-        return irt::InvalidArgument("--tangent is for forward mode (--mode forward)");
+        return irt::UsageError("--tangent is for forward mode (--mode forward)");
       }
       size_t eq = t.find('=');
       if (eq == std::string::npos)
-        return irt::InvalidArgument("bad --tangent '" + t + "': expected @N=VALUE");
+        return irt::UsageError("bad --tangent '" + t + "': expected @N=VALUE");
       IRT_ASSIGN_OR_RETURN(uint32_t p, ParsePosition(std::string_view(t).substr(0, eq)));
       IRT_ASSIGN_OR_RETURN(irt::Value v, ParseValueOption("--tangent " + t.substr(0, eq),
                                                           std::string_view(t).substr(eq + 1)));
       opts.tangents.emplace_back(p, v);
     }
     if (opts.mode == irt::GradMode::kForward && opts.tangents.empty()) {
-      return irt::InvalidArgument("forward mode needs at least one --tangent @N=VALUE");
+      return irt::UsageError("forward mode needs at least one --tangent @N=VALUE");
     }
     irt::RuleSet rules;
     if (!no_default) {
@@ -161,12 +160,15 @@ int main(int argc, char** argv) {
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, emit || annotate));
     irt::GradResult r;
     if (emit) {
-      IRT_ASSIGN_OR_RETURN(r, irt::EmitGradientTrace(trace, rules, opts, *out));
+      IRT_ASSIGN_OR_RETURN(
+          r, irt::tools::InTrace(trace.name(), irt::EmitGradientTrace(trace, rules, opts, *out)));
     } else if (annotate) {
       opts.keep_adjoints = true;
-      IRT_ASSIGN_OR_RETURN(r, irt::WriteAnnotated(trace, rules, opts, *out));
+      IRT_ASSIGN_OR_RETURN(
+          r, irt::tools::InTrace(trace.name(), irt::WriteAnnotated(trace, rules, opts, *out)));
     } else {
-      IRT_ASSIGN_OR_RETURN(r, irt::Differentiate(trace, rules, opts));
+      IRT_ASSIGN_OR_RETURN(
+          r, irt::tools::InTrace(trace.name(), irt::Differentiate(trace, rules, opts)));
       IRT_RETURN_IF_ERROR(irt::PrintGradient(r, popts, *out));
     }
     for (const irt::ArgumentDerivative& a : r.arguments) {

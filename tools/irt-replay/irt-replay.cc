@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
     IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
     irt::ReplayOptions opts;
     opts.prefix = prefix;
-    IRT_ASSIGN_OR_RETURN(irt::Replay replay, irt::Replay::Run(trace, changes, opts));
+    IRT_ASSIGN_OR_RETURN(irt::Replay replay,
+                         irt::tools::InTrace(trace.name(), irt::Replay::Run(trace, changes, opts)));
     const irt::ReplayResult& r = replay.result();
     for (const std::string& w : r.warnings) cli.log().warn("{}", w);
     if (replay.has_output()) {

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   cli.AddForceOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (backward.empty() == forward.empty()) {
-      return irt::InvalidArgument("give one of --backward PATH or --forward PATH");
+      return irt::UsageError("give one of --backward PATH or --forward PATH");
     }
     opts.direction =
         backward.empty() ? irt::SliceDirection::kForward : irt::SliceDirection::kBackward;

@@ -832,14 +832,14 @@ Status Interpreter::CheckCall(std::string_view function, size_t num_args) const 
   if (fi < 0) {
     std::string names;
     for (const Function& f : m.functions()) names += (names.empty() ? "" : ", ") + f.name;
-    return InvalidArgument("'" + m.file_name() + "' defines no function '" + std::string(function) +
-                           "'" + (names.empty() ? "" : " (it defines " + names + ")"));
+    return UsageError("'" + m.file_name() + "' defines no function '" + std::string(function) +
+                      "'" + (names.empty() ? "" : " (it defines " + names + ")"));
   }
   const Function& f = m.functions()[static_cast<size_t>(fi)];
   if (f.num_params != num_args) {
-    return InvalidArgument("function '" + f.name + "' takes " + std::to_string(f.num_params) +
-                           (f.num_params == 1 ? " argument, " : " arguments, ") +
-                           std::to_string(num_args) + " given");
+    return UsageError("function '" + f.name + "' takes " + std::to_string(f.num_params) +
+                      (f.num_params == 1 ? " argument, " : " arguments, ") +
+                      std::to_string(num_args) + " given");
   }
   return Status::Ok();
 }

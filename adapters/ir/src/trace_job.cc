@@ -9,7 +9,7 @@ namespace irt::ir {
 Result<Value> ParseArgument(std::string_view arg) {
   if (!arg.empty() && arg[0] == '@') return ReadNpy(std::string(arg.substr(1)));
   Result<Value> v = ParseLiteral(arg);
-  if (!v.ok()) return InvalidArgument(v.error().message());
+  if (!v.ok()) return UsageError(v.error().message());
   return v;
 }
 
@@ -21,9 +21,9 @@ Result<std::vector<double>> ParseRandValues(std::string_view text) {
     std::string_view item =
         text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
     Result<Value> v = ParseLiteral(item);
-    if (!v.ok()) return InvalidArgument("random values: " + v.error().message());
+    if (!v.ok()) return UsageError("random values: " + v.error().message());
     if (!v->is_scalar() || v->kind() == VKind::kNothing || v->kind() == VKind::kNone) {
-      return InvalidArgument("random values: '" + std::string(item) + "' is not a number");
+      return UsageError("random values: '" + std::string(item) + "' is not a number");
     }
     out.push_back(v->to_double());
     if (comma == std::string_view::npos) break;
@@ -48,8 +48,8 @@ Result<TraceJob> TraceJob::Prepare(const TraceRequest& request) {
       Interpreter(*job.module_, ctx, random).CheckCall(request.function, request.args.size()));
   for (const std::string& p : request.context.primitives) {
     if (job.module_->Find(p) < 0) {
-      return InvalidArgument("'" + request.module_path + "' defines no function '" + p +
-                             "' to treat as primitive");
+      return UsageError("'" + request.module_path + "' defines no function '" + p +
+                        "' to treat as primitive");
     }
   }
   for (size_t i = 0; i < request.args.size(); ++i) {

@@ -95,7 +95,7 @@ struct DiffSummary {
 /// Compares `a` with `b` and writes the report in `options.format` to `out`
 /// (the caller commits it). Returns the summary; summary.same() tells
 /// whether they differ. Producers are reported but not compared. Errors:
-/// those of reading either trace (kDataError, kIoError), kInvalidArgument
+/// those of reading either trace (kDataError, kIoError), kUsage
 /// for bad options.
 Result<DiffSummary> DiffTraces(const Trace& a, const Trace& b, const DiffOptions& options,
                                Output& out);

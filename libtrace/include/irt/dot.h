@@ -40,7 +40,7 @@ struct DotOptions {
 inline constexpr uint64_t kDefaultDotMaxNodes = 2000;
 
 /// Writes the DOT text of the trace (or of the subtree at opts.node_path).
-/// Errors: kInvalidArgument for a bad path or a graph over opts.max_nodes
+/// Errors: kUsage for a bad path or a graph over opts.max_nodes
 /// (the message names the options that draw less), kNotFound for a position
 /// out of range, kDataError for a malformed trace.
 Status WriteDot(const Trace& trace, const DotOptions& opts, Output& out);

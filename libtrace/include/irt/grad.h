@@ -80,9 +80,9 @@ struct GradResult {
   GradStats stats;
 };
 
-/// Differentiates the root result. Errors: kInvalidArgument (no
-/// differentiable argument, a bad --wrt position, a missing or misshapen
-/// seed or tangent), kNotFound (an active primitive without a rule, naming
+/// Differentiates the root result. Errors: kUsage (a bad --wrt position, a
+/// misshapen seed or tangent), kInvalidArgument (no differentiable argument
+/// or result), kNotFound (an active primitive without a rule, naming
 /// the primitive and the node), kDataError (a trace that is malformed or
 /// records a failed run), kInvalidArgument from a rule's primitive
 /// (shapes), prefixed with the node.

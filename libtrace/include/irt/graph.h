@@ -35,7 +35,7 @@ Result<Child> RootCall(const Trace& trace);
 Result<std::vector<Child>> Children(const Trace& trace, const Child& call);
 
 /// The positions of a node path: "@8/@4" gives {8, 4}; "" or "@" (the root)
-/// gives none. kInvalidArgument for anything else ("@0", "8x", "@8/").
+/// gives none. kUsage for anything else ("@0", "8x", "@8/").
 Result<std::vector<uint64_t>> ParseNodePath(std::string_view path);
 
 /// Resolves "@8/@4" (1-based positions, from the root). "" or "@" is the root.

@@ -39,7 +39,7 @@ struct ReplayChange {
 };
 
 /// Parses "@PATH=VALUE"; VALUE is a literal as irt::ParseLiteral reads it.
-/// Errors: kInvalidArgument.
+/// Errors: kUsage.
 Result<ReplayChange> ParseReplayChange(std::string_view spec);
 
 struct ReplayOptions {
@@ -93,7 +93,7 @@ struct ReplayResult {
 /// A replay of one trace: the result and the new trace's chunks.
 class Replay {
  public:
-  /// Resolves and checks the changes (kInvalidArgument: a path that does not
+  /// Resolves and checks the changes (kUsage: a path that does not
   /// exist, a nested call, a jump or a return, a value of another type than
   /// the recorded one, a node set twice), then re-evaluates. Errors:
   /// kUnsupported when a node of the slice has an operation the primitive

@@ -101,7 +101,7 @@ class Slice {
 };
 
 /// Computes the slice from the node at `path` ("@8/@4", as irt-print --node
-/// takes it). Errors: kInvalidArgument for a malformed path or a jump
+/// takes it). Errors: kUsage for a malformed path or a jump
 /// without `control`, kNotFound for a position out of range, kDataError for
 /// a malformed trace (with the chunk and node).
 Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const SliceOptions& opts);

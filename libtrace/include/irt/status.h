@@ -11,7 +11,8 @@ namespace irt {
 
 enum class Code {
   kOk = 0,
-  kInvalidArgument,  // the caller asked for something malformed (usage)
+  kUsage,            // the command line asked for something malformed (exit status 2)
+  kInvalidArgument,  // a value an operation cannot take (data: exit status 1)
   kNotFound,         // a path, node or name that does not exist
   kDataError,        // the input is malformed, truncated or inconsistent
   kUnsupported,      // a newer format, an unknown kind of value
@@ -39,6 +40,7 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+inline Status UsageError(std::string m) { return {Code::kUsage, std::move(m)}; }
 inline Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
 inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
 inline Status DataError(std::string m) { return {Code::kDataError, std::move(m)}; }
