@@ -52,6 +52,8 @@ class Cli {
   /// Whether stdout output may use colour: --color=always/never/auto; auto
   /// means stdout is a terminal, TERM is not "dumb" and NO_COLOR is unset or empty.
   bool StdoutColor() const;
+  /// Whether -q was given: tools print errors only (no summaries).
+  bool quiet() const { return quiet_; }
   spdlog::logger& log() const { return *log_; }
 
  private:

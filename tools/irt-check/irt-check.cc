@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   return cli.Run(argc, argv, [&]() -> irt::Status {
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
     IRT_ASSIGN_OR_RETURN(irt::CheckSummary s, irt::CheckTrace(input));
+    // -q prints errors only: the exit status says the trace is valid. A
+    // summary asked for with -o FILE is still written.
+    if (cli.quiet() && output == "-") return irt::Status::Ok();
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
     if (json) {
       *out << fmt::format(
