@@ -3,16 +3,14 @@
 // kMaxExprDepth deep), rule lookup, merging and the closure check.
 #include "irt/rules.h"
 
-#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "irt/file.h"
 #include "irt/kernels.h"
 
 namespace irt {
@@ -531,16 +529,8 @@ Result<RuleSet> RuleSet::Parse(std::string_view text, const std::string& file) {
 }
 
 Result<RuleSet> RuleSet::Load(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return IoError("'" + path + "': is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("'" + path + "': cannot open: " + strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return IoError("'" + path + "': read failed");
-  return Parse(ss.str(), path);
+  IRT_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return Parse(text, path);
 }
 
 void RuleSet::Index() {

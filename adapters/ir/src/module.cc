@@ -4,10 +4,9 @@
 // deferred runtime errors, and branches get their targets and positions.
 #include "irt/ir/module.h"
 
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "irt/file.h"
 
 namespace irt::ir {
 
@@ -773,12 +772,8 @@ Result<Module> Module::Parse(std::string_view text, std::string file_name) {
 }
 
 Result<Module> Module::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("'" + path + "': cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return IoError("'" + path + "': read error");
-  return Parse(ss.str(), path);
+  IRT_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return Parse(text, path);
 }
 
 }  // namespace irt::ir
