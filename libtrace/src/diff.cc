@@ -29,6 +29,7 @@
 #include "irt/graph.h"
 #include "irt/print.h"
 #include "irtrace_generated.h"
+#include "tempfile.h"
 
 namespace irt {
 
@@ -270,23 +271,10 @@ class Spool {
  private:
   Status Spill() {
     if (fd_ < 0) {
-      const char* dir = std::getenv("TMPDIR");
-      std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/irt-diff-XXXXXX";
-      fd_ = mkstemp(tmpl.data());
-      if (fd_ < 0)
-        return IoError(std::string("diff: cannot create a spool file: ") + strerror(errno));
-      unlink(tmpl.c_str());
+      IRT_ASSIGN_OR_RETURN(fd_, internal::CreateSpoolFile("the differences"));
     }
-    const char* p = buf_.data();
-    size_t n = buf_.size();
-    while (n > 0) {
-      ssize_t w = write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return IoError(std::string("diff: cannot write the spool file: ") + strerror(errno));
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
+    if (int e = internal::WriteAll(fd_, buf_.data(), buf_.size()); e != 0) {
+      return IoError(std::string("diff: cannot write the spool file: ") + strerror(e));
     }
     buf_.clear();
     return Status::Ok();

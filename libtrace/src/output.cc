@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "tempfile.h"
+
 namespace irt {
 
 namespace {
@@ -53,15 +55,9 @@ Result<std::unique_ptr<Output>> Output::Open(const std::string& path) {
     out->direct_ = true;
     return out;
   }
-  std::string tmpl = path + ".tmpXXXXXX";
-  int fd = mkstemp(tmpl.data());
-  if (fd < 0) return IoError("'" + path + "': cannot create: " + strerror(errno));
-  // mkstemp creates 0600; give the file the permissions a plain create would.
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  out->fd_ = fd;
-  out->tmp_path_ = tmpl;
+  // The temporary is registered for removal should a signal end the
+  // process before Commit() or the destructor does.
+  IRT_ASSIGN_OR_RETURN(out->fd_, internal::CreateTempNextTo(path, &out->tmp_path_));
   return out;
 }
 
@@ -69,7 +65,10 @@ Output::~Output() {
   ZSTD_freeCCtx(zctx_);
   if (!is_stdout_ && fd_ >= 0) {
     close(fd_);
-    if (!committed_ && !direct_) unlink(tmp_path_.c_str());
+    if (!committed_ && !direct_) {
+      unlink(tmp_path_.c_str());
+      internal::UnregisterTemp(tmp_path_);
+    }
   }
 }
 
@@ -150,14 +149,18 @@ Status Output::Commit() {
   if (close(fd_) != 0) {
     fd_ = -1;
     unlink(tmp_path_.c_str());
+    internal::UnregisterTemp(tmp_path_);
     return IoError(name + ": write failed: " + strerror(errno));
   }
   fd_ = -1;
   if (rename(tmp_path_.c_str(), path_.c_str()) != 0) {
     int e = errno;
     unlink(tmp_path_.c_str());
+    internal::UnregisterTemp(tmp_path_);
     return IoError(name + ": cannot rename into place: " + strerror(e));
   }
+  // A signal between the rename and here finds no temporary to remove.
+  internal::UnregisterTemp(tmp_path_);
   committed_ = true;
   return Status::Ok();
 }

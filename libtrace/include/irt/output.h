@@ -19,7 +19,8 @@ class Output {
  public:
   /// "-" means standard output. A FIFO or device is written in place.
   /// Otherwise creates "<path>.tmpXXXXXX" next to path; Commit() renames it
-  /// to path, destruction without Commit() removes it. A path ending in
+  /// to path, destruction without Commit() removes it, and so does SIGINT,
+  /// SIGTERM, SIGHUP or SIGABRT (the process then dies of that signal). A path ending in
   /// ".zst" is written zstd-compressed (one frame; every reader of this
   /// library decompresses it transparently).
   static Result<std::unique_ptr<Output>> Open(const std::string& path);
