@@ -99,7 +99,7 @@ TEST(CompressTest, ByteSourceReturnsTheExactBytesInAnyPieces) {
   for (const std::string& path : {one, two, PlainTrace()}) {
     int fd = open(path.c_str(), O_RDONLY);
     ASSERT_GE(fd, 0);
-    internal::ByteSource src(fd, path);
+    internal::ByteSource src(fd);
     std::string got;
     std::vector<char> buf(70000);
     for (;;) {

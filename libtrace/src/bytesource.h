@@ -19,25 +19,32 @@ bool IsZstdMagic(const uint8_t* p);
 
 class ByteSource {
  public:
-  /// Reads from `fd` (not owned). `name` prefixes error messages.
-  ByteSource(int fd, std::string name);
+  /// Reads from `fd` (not owned). Error messages are bare ("compressed
+  /// input ends inside a zstd frame ..."): the caller says where.
+  explicit ByteSource(int fd);
   ~ByteSource();
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
 
   /// Reads up to n bytes into dst; fewer only at the end of the input
   /// (0: the end). A compressed input that ends inside a frame, or is
-  /// corrupted, is a kDataError naming the decompressed offset.
+  /// corrupted, is a kDataError naming the decompressed offset; every byte
+  /// decompressed before the damage is returned first (a truncated stream
+  /// gives all it holds, then the error), so the complete chunks of a
+  /// stream whose writer died can be read.
   Result<size_t> Read(void* dst, size_t n);
   /// Whether the input turned out to be zstd-compressed (known after the
   /// first Read).
   bool compressed() const { return zstd_; }
+  /// Whether Read failed because the compressed input ends inside a frame.
+  bool truncated() const { return truncated_; }
 
  private:
   Result<size_t> FillRaw();  // more raw input into in_; 0 at its end
   int fd_;
-  std::string name_;
   bool started_ = false;
+  bool truncated_ = false;
+  Status pending_;  // an error to report once the bytes before it are read
   bool zstd_ = false;
   bool in_eof_ = false;
   size_t frame_left_ = 0;  // zstd's hint: nonzero while a frame is open

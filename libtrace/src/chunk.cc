@@ -16,19 +16,28 @@ T Load(const uint8_t* p) {
   return flatbuffers::EndianScalar(v);
 }
 
-// Bounds-checked access to a table's scalar and offset fields.
+// Bounds-checked access to a table's scalar and offset fields of a buffer of
+// `len` bytes of which only the first `avail` may have arrived. A method that
+// returns false either found an offset out of bounds (need() == 0) or needs
+// bytes that have not arrived yet (need() is how many).
 class RawTable {
  public:
-  bool Init(const uint8_t* buf, size_t len, size_t table) {
+  // The table at `table` and its vtable must lie within the first `limit`
+  // bytes (at most len).
+  bool Init(const uint8_t* buf, size_t len, size_t avail, size_t table, size_t limit) {
     buf_ = buf;
     len_ = len;
-    if (table + 4 > len) return false;
+    avail_ = avail;
+    if (table + 4 > limit || !Arrived(table, 4)) return false;
     int64_t vt = static_cast<int64_t>(table) - Load<int32_t>(buf + table);
-    if (vt < 0 || static_cast<size_t>(vt) + 4 > len) return false;
+    if (vt < 0 || static_cast<size_t>(vt) + 4 > limit || !Arrived(static_cast<size_t>(vt), 4)) {
+      return false;
+    }
     vt_ = static_cast<size_t>(vt);
     vt_size_ = Load<uint16_t>(buf + vt_);
     table_size_ = Load<uint16_t>(buf + vt_ + 2);
-    if (vt_size_ < 4 || vt_ + vt_size_ > len || table + table_size_ > len) return false;
+    if (vt_size_ < 4 || vt_ + vt_size_ > limit || table + table_size_ > limit) return false;
+    if (!Arrived(vt_, vt_size_) || !Arrived(table, table_size_)) return false;
     table_ = table;
     return true;
   }
@@ -51,22 +60,29 @@ class RawTable {
     return true;
   }
   // Number of elements of a vector field (of elements of `elem` bytes).
-  bool VectorLength(int id, size_t elem, uint64_t* n) const {
+  bool VectorLength(int id, size_t elem, uint64_t* n) {
     size_t at;
     *n = 0;
     if (!Field(id, 4, &at)) return false;
     if (at == 0) return true;
     uint64_t vec = at + static_cast<uint64_t>(Load<uint32_t>(buf_ + at));
-    if (vec + 4 > len_) return false;
+    if (vec + 4 > len_ || !Arrived(vec, 4)) return false;
     uint64_t count = Load<uint32_t>(buf_ + vec);
     if (vec + 4 + count * elem > len_) return false;
     *n = count;
     return true;
   }
+  size_t need() const { return need_; }
 
  private:
+  // Whether bytes [at, at + n) (within len) have arrived; records the need.
+  bool Arrived(uint64_t at, uint64_t n) {
+    if (at + n <= avail_) return true;
+    need_ = static_cast<size_t>(at + n);
+    return false;
+  }
   const uint8_t* buf_ = nullptr;
-  size_t len_ = 0, vt_ = 0, table_ = 0;
+  size_t len_ = 0, avail_ = 0, vt_ = 0, table_ = 0, need_ = 0;
   uint16_t vt_size_ = 0, table_size_ = 0;
 };
 
@@ -104,20 +120,44 @@ size_t ElementSize(fb::DType t) {
 }
 
 Status ReadChunkHeader(const uint8_t* buf, size_t len, ChunkHeader* out) {
+  size_t need = 0;
+  return ReadChunkHeader(buf, len, len, out, &need);
+}
+
+Status ReadChunkHeader(const uint8_t* buf, size_t len, size_t avail, ChunkHeader* out,
+                       size_t* need) {
+  *need = 0;
   if (len < 12) return DataError("chunk of " + std::to_string(len) + " bytes is too small");
+  if (avail < 8) {
+    *need = 8;
+    return Status::Ok();
+  }
   if (!flatbuffers::BufferHasIdentifier(buf, kFileIdentifier, false)) {
     return DataError("not an irtrace chunk (file identifier is not \"IRTC\")");
   }
   RawTable t;
-  if (!t.Init(buf, len, Load<uint32_t>(buf))) return DataError("chunk root table out of bounds");
+  // The root table and its vtable lie within the chunk's first
+  // kMaxRootBytes (schema/README.md §2), so that a chunk is judged by its
+  // first bytes, whatever size it claims.
+  if (!t.Init(buf, len, avail, Load<uint32_t>(buf), std::min<size_t>(len, kMaxRootBytes))) {
+    *need = t.need();
+    if (*need != 0) return Status::Ok();
+    return DataError("chunk root table out of bounds");
+  }
   ChunkHeader h;
   bool ok = t.Scalar(0, &h.format_major) && t.Scalar(1, &h.format_minor) && t.Scalar(3, &h.index) &&
-            t.Scalar(4, &h.base) && t.Scalar(5, &h.base_depth) &&
-            t.VectorLength(6, sizeof(fb::Node), &h.num_nodes);
+            t.Scalar(4, &h.base) && t.Scalar(5, &h.base_depth);
   uint8_t last = 0;
   ok = ok && t.Scalar(16, &last);
   if (!ok) return DataError("chunk header fields out of bounds");
   h.last = last != 0;
+  h.fields_read = true;
+  *out = h;  // all but num_nodes, which may lie further on
+  if (!t.VectorLength(6, sizeof(fb::Node), &h.num_nodes)) {
+    *need = t.need();
+    if (*need != 0) return Status::Ok();
+    return DataError("chunk header fields out of bounds");
+  }
   *out = h;
   return Status::Ok();
 }

@@ -23,12 +23,26 @@ struct ChunkHeader {
   uint32_t base_depth = 0;
   uint64_t num_nodes = 0;
   bool last = false;
+  bool fields_read = false;  // all of the above but num_nodes have been read
 };
+
+/// A chunk's root table and its vtable lie within its first 64 KiB
+/// (FlatBuffers builders put them first).
+inline constexpr size_t kMaxRootBytes = 64 << 10;
 
 /// `buf` points just after the size prefix; `len` is the prefix value.
 /// Checks the identifier and reads the header. Errors are bare messages
 /// ("bad file identifier ...") for the caller to locate.
 Status ReadChunkHeader(const uint8_t* buf, size_t len, ChunkHeader* out);
+
+/// The same for a chunk of which only the first `avail` bytes (after the
+/// prefix) have arrived, so that a chunk can be refused before the rest of
+/// it is read: an error as soon as the bytes at hand rule the chunk out; ok
+/// with `*need` = 0 when the header is read; ok with `*need` > `avail` when
+/// reading it needs the first `*need` bytes (`out` then holds whatever was
+/// read: all fields but `num_nodes` once the root table has arrived).
+Status ReadChunkHeader(const uint8_t* buf, size_t len, size_t avail, ChunkHeader* out,
+                       size_t* need);
 
 /// What verification learns about a chunk that node access needs.
 struct ChunkFacts {

@@ -16,6 +16,7 @@
 
 #include "bytesource.h"
 #include "chunk.h"
+#include "tempfile.h"
 
 namespace irt {
 
@@ -57,6 +58,70 @@ uint32_t LoadU32(const uint8_t* p) {
   return v;
 }
 
+// Checks the framing of the chunk at `p` and reads its header, from the
+// first `avail` bytes of it (size prefix included) that are at hand. `ended`
+// says that no bytes follow those (the input's end); otherwise an ok return
+// with *need != 0 asks for the first *need bytes, after checking all that the
+// bytes at hand allow (so a hostile chunk is refused before it is read).
+// *len_out is the size prefix once it is known to be valid. `off` is the
+// chunk's byte offset (for messages), `number` the expected chunk number and
+// `base` the expected first node.
+Status FrameChunk(const uint8_t* p, uint64_t avail, bool ended, uint64_t off, uint64_t number,
+                  NodeId base, uint64_t* len_out, ChunkHeader* h, uint64_t* need) {
+  *need = 0;
+  std::string where = "chunk " + std::to_string(number) + " at byte " + std::to_string(off);
+  uint64_t left = avail;
+  if (left >= 12 && memcmp(p + 8, kFileIdentifier, 4) != 0) {
+    if (number == 0) return DataError("not an irtrace trace (no \"IRTC\" file identifier)");
+    return DataError(where + ": bad file identifier (corrupted or not a trace)");
+  }
+  if (left < 12 && !ended) {
+    *need = 12;
+    return Status::Ok();
+  }
+  if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
+  if (left < 4) {
+    return DataError("truncated: " + std::to_string(left) + " stray bytes after chunk " +
+                     std::to_string(number == 0 ? 0 : number - 1));
+  }
+  uint64_t len = LoadU32(p);
+  if (len < 12 || len > kMaxChunkBytes || (len + 4) % 8 != 0) {
+    if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
+    return DataError(where + ": size prefix " + std::to_string(len) + " is not a chunk size");
+  }
+  *len_out = len;
+  if (ended && len > left - 4) {
+    return DataError(where + " is truncated: it needs " + std::to_string(len) + " bytes, " +
+                     std::to_string(left - 4) + " remain");
+  }
+  size_t header_need = 0;
+  Status s = internal::ReadChunkHeader(p + 4, len, std::min(len, left - 4), h, &header_need);
+  if (!s.ok()) return s.Prefixed(where);
+  if (h->fields_read) {
+    if (h->format_major > kFormatMajor) {
+      return Unsupported("format version " + std::to_string(h->format_major) + "." +
+                         std::to_string(h->format_minor) + " is newer than this reader's " +
+                         std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
+                         "; a newer irtrace is needed");
+    }
+    if (h->format_major == 0) return DataError(where + ": format version 0 is not a release");
+    if (h->index != number) {
+      return DataError(where + ": numbered " + std::to_string(h->index) + ", expected " +
+                       std::to_string(number) + " (chunks lost or reordered)");
+    }
+    if (h->base != base) {
+      return DataError(where + ": starts at node " + std::to_string(h->base) + ", expected " +
+                       std::to_string(base));
+    }
+  }
+  if (header_need != 0) {
+    *need = 4 + header_need;
+  } else if (len > left - 4) {
+    *need = 4 + len;
+  }
+  return Status::Ok();
+}
+
 // A read-only mapping of a file, or of standard input copied to an unlinked
 // temporary file when it is a pipe or terminal.
 struct Mapping {
@@ -69,36 +134,112 @@ struct Mapping {
 };
 
 // Copies the input at `in` (decompressing it if it is zstd-compressed) into
-// an unlinked temporary file, and returns that file's descriptor.
-Result<int> SpoolToTempFile(int in, const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/irtrace-input-XXXXXX";
-  int fd = mkstemp(tmpl.data());
-  if (fd < 0) return IoError(name + ": cannot create a temporary file: " + strerror(errno));
-  unlink(tmpl.c_str());
-  internal::ByteSource src(in, name);
-  std::vector<char> buf(1 << 20);
+// an unlinked temporary file, and returns that file's descriptor. The chunks
+// are checked as they arrive, so that an endless or hostile input (/dev/zero,
+// a small zstd frame of gigabytes of zeros) is refused at its first bad
+// chunk rather than copied whole: each chunk's framing and header as soon as
+// its first bytes are in (the size prefix, the identifier, the root table,
+// the version, its number and first node), and each complete chunk is
+// verified before the next one is accepted. So no more than one chunk's
+// claimed size (at most kMaxChunkBytes) is ever spooled beyond what has
+// proved to be a trace. With `allow_partial`, an input that ends inside a
+// chunk or inside a zstd frame keeps its complete chunks.
+Result<int> SpoolToTempFile(int in, const std::string& name, bool allow_partial) {
+  // How much of a chunk's beginning is looked at before it is complete.
+  constexpr size_t kHeadBytes = 4 + internal::kMaxRootBytes;
+  // Bytes after the final chunk that are still spooled, to be counted by
+  // the error; more end the copy.
+  constexpr uint64_t kMaxTrailing = 64 << 10;
+  IRT_ASSIGN_OR_RETURN(int fd, internal::CreateSpoolFile("a copy of " + name));
+  struct FdGuard {
+    int fd;
+    ~FdGuard() {
+      if (fd >= 0) close(fd);
+    }
+  } guard{fd};
+  internal::ByteSource src(in);
+  std::vector<uint8_t> buf(1 << 20), head;
+  uint64_t spooled = 0;    // bytes in the file
+  uint64_t chunk_off = 0;  // where the chunk being received starts
+  uint64_t number = 0, len = 0;
+  NodeId base = 0;
+  bool head_checked = false, final_seen = false;
+  const long page = sysconf(_SC_PAGESIZE);
+  auto where = [&] {
+    return name + ": chunk " + std::to_string(number) + " at byte " + std::to_string(chunk_off);
+  };
+  // Checks what the bytes received so far allow.
+  auto check = [&]() -> Status {
+    for (;;) {
+      uint64_t avail = spooled - chunk_off;
+      if (final_seen) {
+        if (avail > kMaxTrailing) return DataError(name + ": data after the final chunk");
+        return Status::Ok();
+      }
+      ChunkHeader h;
+      uint64_t need = 0;
+      if (!head_checked) {
+        head.resize(std::min<uint64_t>(avail, kHeadBytes));
+        if (pread(fd, head.data(), head.size(), static_cast<off_t>(chunk_off)) !=
+            static_cast<ssize_t>(head.size())) {
+          return IoError(name + ": cannot read back the temporary copy: " + strerror(errno));
+        }
+        Status s = FrameChunk(head.data(), head.size(), /*ended=*/false, chunk_off, number, base,
+                              &len, &h, &need);
+        if (!s.ok()) return s.Prefixed(name);
+        if (need > head.size() && need <= kHeadBytes && need != 4 + len) return Status::Ok();
+        // The header is read, or lies too far in to wait for: the complete
+        // chunk is checked in full below.
+        head_checked = true;
+      }
+      if (avail < 4 + len) return Status::Ok();
+      // Complete: map it from the file and verify it.
+      uint64_t map_off = chunk_off - chunk_off % static_cast<uint64_t>(page);
+      size_t map_len = static_cast<size_t>(chunk_off - map_off + 4 + len);
+      void* map = mmap(nullptr, map_len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(map_off));
+      if (map == MAP_FAILED) {
+        return IoError(name + ": cannot map the temporary copy: " + strerror(errno));
+      }
+      const uint8_t* p = static_cast<const uint8_t*>(map) + (chunk_off - map_off);
+      uint64_t len2 = 0;
+      Status s = FrameChunk(p, 4 + len, /*ended=*/true, chunk_off, number, base, &len2, &h, &need);
+      internal::ChunkFacts facts;
+      if (s.ok()) {
+        s = internal::VerifyChunk(p, 4 + len, &facts);
+        if (!s.ok()) s = DataError(where() + ": " + s.message());
+      } else {
+        s = s.Prefixed(name);
+      }
+      munmap(map, map_len);
+      if (!s.ok()) return s;
+      chunk_off += 4 + len;
+      base += h.num_nodes;
+      ++number;
+      final_seen = h.last;
+      head_checked = false;
+      len = 0;
+    }
+  };
   for (;;) {
     Result<size_t> got = src.Read(buf.data(), buf.size());
     if (!got) {
-      close(fd);
-      return got.error();
-    }
-    size_t r = *got;
-    if (r == 0) break;
-    const char* p = buf.data();
-    while (r > 0) {
-      ssize_t w = write(fd, p, r);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        close(fd);
-        return IoError(name + ": cannot spool to a temporary file: " + strerror(e));
+      if (src.truncated() && allow_partial && number > 0) {
+        // The writer died: keep the complete chunks.
+        if (ftruncate(fd, static_cast<off_t>(chunk_off)) != 0) {
+          return IoError(name + ": cannot cut the temporary copy: " + strerror(errno));
+        }
+        break;
       }
-      p += w;
-      r -= static_cast<size_t>(w);
+      return Status(got.error().code(), where() + ": " + got.error().message());
     }
+    if (*got == 0) break;
+    if (int e = internal::WriteAll(fd, buf.data(), *got); e != 0) {
+      return IoError(name + ": cannot spool to a temporary file: " + strerror(e));
+    }
+    spooled += *got;
+    IRT_RETURN_IF_ERROR(check());
   }
+  guard.fd = -1;
   return fd;
 }
 
@@ -108,7 +249,7 @@ bool StartsCompressed(int fd) {
   return pread(fd, magic, 4, 0) == 4 && internal::IsZstdMagic(magic);
 }
 
-Status MapPath(const std::string& path, Mapping* m) {
+Status MapPath(const std::string& path, bool allow_partial, Mapping* m) {
   std::string name = DisplayName(path);
   int fd;
   bool owned = true;
@@ -130,7 +271,7 @@ Status MapPath(const std::string& path, Mapping* m) {
     return IoError(name + ": is a directory");
   }
   if (!S_ISREG(st.st_mode) || StartsCompressed(fd)) {
-    auto spooled = SpoolToTempFile(fd, name);
+    auto spooled = SpoolToTempFile(fd, name, allow_partial);
     if (owned) close(fd);
     if (!spooled) return spooled.error();
     fd = *spooled;
@@ -148,51 +289,6 @@ Status MapPath(const std::string& path, Mapping* m) {
   if (p == MAP_FAILED) return IoError(name + ": cannot map: " + strerror(e));
   m->map = p;
   m->data = static_cast<const uint8_t*>(p);
-  return Status::Ok();
-}
-
-// Checks the framing of the chunk at `off` and reads its header. `number` is
-// the expected chunk number and `base` the expected first node.
-Status FrameChunk(const uint8_t* data, size_t size, uint64_t off, uint64_t number, NodeId base,
-                  uint64_t* len_out, ChunkHeader* h) {
-  std::string where = "chunk " + std::to_string(number) + " at byte " + std::to_string(off);
-  uint64_t left = size - off;
-  if (left >= 12 && memcmp(data + off + 8, kFileIdentifier, 4) != 0) {
-    if (number == 0) return DataError("not an irtrace trace (no \"IRTC\" file identifier)");
-    return DataError(where + ": bad file identifier (corrupted or not a trace)");
-  }
-  if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
-  if (left < 4) {
-    return DataError("truncated: " + std::to_string(left) + " stray bytes after chunk " +
-                     std::to_string(number == 0 ? 0 : number - 1));
-  }
-  uint64_t len = LoadU32(data + off);
-  if (len < 12 || len > kMaxChunkBytes || (len + 4) % 8 != 0) {
-    if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
-    return DataError(where + ": size prefix " + std::to_string(len) + " is not a chunk size");
-  }
-  if (len > left - 4) {
-    return DataError(where + " is truncated: it needs " + std::to_string(len) + " bytes, " +
-                     std::to_string(left - 4) + " remain");
-  }
-  Status s = internal::ReadChunkHeader(data + off + 4, len, h);
-  if (!s.ok()) return s.Prefixed(where);
-  if (h->format_major > kFormatMajor) {
-    return Unsupported("format version " + std::to_string(h->format_major) + "." +
-                       std::to_string(h->format_minor) + " is newer than this reader's " +
-                       std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
-                       "; a newer irtrace is needed");
-  }
-  if (h->format_major == 0) return DataError(where + ": format version 0 is not a release");
-  if (h->index != number) {
-    return DataError(where + ": numbered " + std::to_string(h->index) + ", expected " +
-                     std::to_string(number) + " (chunks lost or reordered)");
-  }
-  if (h->base != base) {
-    return DataError(where + ": starts at node " + std::to_string(h->base) + ", expected " +
-                     std::to_string(base));
-  }
-  *len_out = len;
   return Status::Ok();
 }
 
@@ -224,7 +320,7 @@ Trace::~Trace() = default;
 
 Result<Trace> Trace::Open(const std::string& path, const OpenOptions& options) {
   Trace t;
-  Status s = MapPath(path, &t.impl_->mapping);
+  Status s = MapPath(path, options.allow_partial, &t.impl_->mapping);
   if (!s.ok()) return s;
   auto r = FromBytes(t.impl_->mapping.data, t.impl_->mapping.size, DisplayName(path), options);
   if (!r) return r.error();
@@ -249,8 +345,9 @@ Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string nam
   NodeId base = 0;
   while (off < size) {
     ChunkHeader h;
-    uint64_t len = 0;
-    Status s = FrameChunk(data, size, off, m.chunks.size(), base, &len, &h);
+    uint64_t len = 0, need = 0;
+    Status s = FrameChunk(data + off, size - off, /*ended=*/true, off, m.chunks.size(), base, &len,
+                          &h, &need);
     if (!s.ok()) {
       bool truncation = s.message().find("truncated") != std::string::npos;
       if (options.allow_partial && truncation && !m.chunks.empty()) break;
@@ -528,6 +625,7 @@ struct ChunkStream::Impl {
   uint64_t number = 0;
   NodeId base = 0;
   bool done = false;
+  uint64_t file_size = 0;  // of a regular file, 0 for a pipe
   ChunkInfo info;
   ChunkFacts facts;
 
@@ -571,13 +669,14 @@ Result<ChunkStream> ChunkStream::Open(const std::string& path) {
     m.owned_fd = true;
   }
   m.fd = fd;
-  m.src = std::make_unique<internal::ByteSource>(fd, m.name);
+  m.src = std::make_unique<internal::ByteSource>(fd);
   struct stat st;
   if (fstat(fd, &st) != 0) return IoError(m.name + ": cannot stat: " + strerror(errno));
   if (S_ISDIR(st.st_mode)) return IoError(m.name + ": is a directory");
   if (S_ISREG(st.st_mode) && st.st_size == 0) {
     return DataError(m.name + ": empty input, not a trace");
   }
+  if (S_ISREG(st.st_mode)) m.file_size = static_cast<uint64_t>(st.st_size);
   // Regular files are read like pipes, into one reused buffer: memory stays
   // bounded by the largest chunk (a mapping would count every page touched).
   return s;
@@ -586,40 +685,47 @@ Result<ChunkStream> ChunkStream::Open(const std::string& path) {
 Result<const fb::Chunk*> ChunkStream::Next() {
   Impl& m = *impl_;
   if (m.done) return static_cast<const fb::Chunk*>(nullptr);
-  const uint8_t* p;
-  uint64_t len = 0;
+  uint64_t len = 0, have = 0, need = 12;
   ChunkHeader h;
-  {
-    // Pipe: the prefix, then the rest of the chunk.
-    auto got = m.ReadFully(0, 12);
-    if (!got) return got.error();
-    if (*got == 0) {
+  std::string where = "chunk " + std::to_string(m.number) + " at byte " + std::to_string(m.offset);
+  // The buffer grows only as bytes arrive, and the chunk's framing and header
+  // are checked as soon as they are in, so a size prefix that claims more
+  // than is there costs nothing.
+  for (bool ended = false;;) {
+    if (have < need) {
+      auto got = m.ReadFully(have, need - have);
+      if (!got) {
+        m.done = true;
+        return Status(got.error().code(), m.name + ": " + where + ": " + got.error().message());
+      }
+      have += *got;
+      ended = have < need;
+    }
+    if (have == 0) {
       m.done = true;
       if (m.number == 0) return DataError(m.name + ": empty input, not a trace");
       return DataError(m.name + ": trace is incomplete: no final chunk after " +
                        std::to_string(m.number) + " chunks (the writer did not finish)");
     }
-    uint64_t want = *got;
-    if (*got == 12) {
-      uint64_t l = LoadU32(m.buf.data());
-      if (l >= 12 && l <= kMaxChunkBytes && memcmp(m.buf.data() + 8, kFileIdentifier, 4) == 0) {
-        auto more = m.ReadFully(12, l + 4 - 12);
-        if (!more) return more.error();
-        want = 12 + *more;
-      }
-    }
-    Status s = FrameChunk(m.buf.data(), want, 0, m.number, m.base, &len, &h);
+    Status s = FrameChunk(m.buf.data(), have, ended, m.offset, m.number, m.base, &len, &h, &need);
     if (!s.ok()) {
-      // Report offsets in stream terms.
-      std::string msg = s.message();
-      auto pos = msg.find(" at byte 0");
-      if (pos != std::string::npos) msg.replace(pos, 10, " at byte " + std::to_string(m.offset));
-      return Status(s.code(), m.name + ": " + msg);
+      m.done = true;
+      return Status(s.code(), m.name + ": " + s.message());
     }
-    p = m.buf.data();
+    if (need == 0) break;
+    // A plain regular file says at once whether the claimed size is there.
+    if (len != 0 && m.file_size != 0 && !m.src->compressed() && m.offset + 4 + len > m.file_size) {
+      m.done = true;
+      return DataError(m.name + ": " + where + " is truncated: it needs " + std::to_string(len) +
+                       " bytes, " + std::to_string(m.file_size - m.offset - 4) + " remain");
+    }
+    // Read on in steps of up to 1 MiB (at least what the header needs).
+    if (len != 0) need = std::min<uint64_t>(4 + len, std::max<uint64_t>(need, have + (1 << 20)));
   }
+  const uint8_t* p = m.buf.data();
   Status vs = internal::VerifyChunk(p, len + 4, &m.facts);
   if (!vs.ok()) {
+    m.done = true;
     return DataError(m.name + ": " +
                      internal::ChunkError(m.number, m.offset, m.facts, vs.message()));
   }
@@ -637,7 +743,7 @@ Result<const fb::Chunk*> ChunkStream::Next() {
     m.done = true;
     uint8_t extra;
     Result<size_t> more = m.src->Read(&extra, 1);
-    if (!more) return more.error();
+    if (!more) return more.error().Prefixed(m.name + ": after the final chunk");
     if (*more > 0) return DataError(m.name + ": data after the final chunk");
   }
   return fb::GetSizePrefixedChunk(p);
