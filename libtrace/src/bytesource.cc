@@ -10,7 +10,8 @@
 namespace irt::internal {
 
 bool IsZstdMagic(const uint8_t* p) {
-  return p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD;
+  if (p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD) return true;
+  return (p[0] & 0xF0) == 0x50 && p[1] == 0x2A && p[2] == 0x4D && p[3] == 0x18;
 }
 
 ByteSource::ByteSource(int fd) : fd_(fd) {}

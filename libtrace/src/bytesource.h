@@ -14,7 +14,9 @@ struct ZSTD_DCtx_s;
 
 namespace irt::internal {
 
-/// Whether `p` (at least 4 bytes) starts a zstd frame.
+/// Whether `p` (at least 4 bytes) starts a zstd frame: a compressed frame
+/// (magic 0xFD2FB528) or a skippable one (0x184D2A50 to 0x184D2A5F), both
+/// little-endian (RFC 8878).
 bool IsZstdMagic(const uint8_t* p);
 
 class ByteSource {
