@@ -319,6 +319,7 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     facts->class_refs.push_back(static_cast<uint16_t>(refs));
   }
   // Tensors.
+  std::vector<uint64_t> tensor_numel(size(c->tensors()));
   for (uint64_t i = 0; i < size(c->tensors()); ++i) {
     const fb::Tensor* t = c->tensors()->Get(i);
     std::string where = "tensor " + std::to_string(i);
@@ -347,24 +348,41 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
         }
       }
     }
+    tensor_numel[i] = numel;
   }
-  // Tuples: items refer to lower tuples only; bounded nesting.
+  // Tuples: items refer to lower tuples only; bounded nesting and decoded
+  // size. Items may share lower tuples, so a small table can describe a
+  // value of exponential size: the decoded size of each tuple is computed
+  // from those of the lower ones, one pass over the items.
   std::vector<uint8_t> depth(n_tuples, 1);
+  std::vector<uint64_t> decoded(n_tuples, 0);
   for (uint64_t i = 0; i < n_tuples; ++i) {
     const fb::Tuple* t = c->tuples()->Get(i);
     if (!t->items()) continue;
+    uint64_t total = 0;
     for (uint32_t j = 0; j < t->items()->size(); ++j) {
       const fb::Value* v = t->items()->Get(j);
       Status s = CheckValue(c, *v, i);
       if (!s.ok()) return s.Prefixed("tuple " + std::to_string(i));
+      uint64_t item = 1;
       if (v->vkind() == fb::VKind::Tuple) {
         depth[i] = std::max<uint8_t>(depth[i], depth[v->bits()] + 1);
         if (depth[i] > kMaxTupleDepth) {
           return DataError("tuple " + std::to_string(i) + ": nested deeper than " +
                            std::to_string(kMaxTupleDepth));
         }
+        item = std::max<uint64_t>(decoded[v->bits()], 1);
+      } else if (v->vkind() == fb::VKind::Tensor) {
+        item = std::max<uint64_t>(tensor_numel[v->bits()], 1);
+      }
+      // Every term is at most kMaxDecodedSize, so the sum cannot overflow.
+      total += item;
+      if (total > kMaxDecodedSize) {
+        return DataError("tuple " + std::to_string(i) + ": decodes to more than " +
+                         std::to_string(kMaxDecodedSize) + " values and tensor elements");
       }
     }
+    decoded[i] = total;
   }
   // Metadata.
   uint64_t n_nodes = size(c->nodes());

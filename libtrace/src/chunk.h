@@ -57,13 +57,20 @@ struct ChunkFacts {
 /// Runs the FlatBuffers verifier and checks every chunk-local table: class
 /// kinds, value kinds and ranges, operand pools, literals, tensors (dtype,
 /// shape, data size), tuples (items refer to lower indices, nesting depth at
-/// most kMaxTupleDepth), metadata (node and key ranges, sorted), functions.
-/// Then checks every node (CheckNode, plus the call structure and the
-/// references within the chunk: CheckNodes).
-/// `prefixed` points at the size prefix; `total` = 4 + prefix value.
+/// most kMaxTupleDepth, decoded size at most kMaxDecodedSize), metadata
+/// (node and key ranges, sorted), functions. Then checks every node
+/// (CheckNode, plus the call structure and the references within the
+/// chunk: CheckNodes). `prefixed` points at the size prefix; `total` = 4 +
+/// prefix value.
 Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts);
 
 inline constexpr int kMaxTupleDepth = 64;
+
+/// The most a tuple may decode to, counting every scalar, string, function
+/// or empty-tuple leaf as 1 and every tensor as its number of elements
+/// (schema/README.md §6). Tuples share items by index, so without this
+/// bound 30 tuples of two items each could describe 2^30 leaves.
+inline constexpr uint64_t kMaxDecodedSize = uint64_t{1} << 24;
 
 /// Checks node `local` of a verified chunk: class index, reference range,
 /// backward distances (1 <= d <= id), value index ranges.

@@ -59,6 +59,7 @@ struct ChunkModel {
     Bytes data;
   };
   std::vector<TensorModel> tensors;
+  std::vector<std::vector<fb::Value>> tuples;
   std::vector<fb::Meta> meta;
   std::vector<std::pair<uint32_t, std::string>> functions;
   bool last = false;
@@ -74,8 +75,9 @@ fb::NodeClass Class(fb::Kind kind, uint32_t op, uint32_t block, uint32_t pos,
                        kind, vkind, /*flags=*/0);
 }
 
+constexpr uint32_t kNoOp = ~0u;
+
 std::vector<ChunkModel> BaseTrace() {
-  constexpr uint32_t kNoOp = ~0u;
   ChunkModel c0;
   c0.index = 0;
   c0.base = 0;
@@ -126,6 +128,11 @@ Bytes Encode(const ChunkModel& m) {
     auto data = fbb.CreateVector(t.data);
     tensors.push_back(fb::CreateTensor(fbb, t.dtype, shape, data));
   }
+  std::vector<flatbuffers::Offset<fb::Tuple>> tuples;
+  for (const auto& items : m.tuples) {
+    fbb.ForceVectorAlignment(items.size(), sizeof(fb::Value), 8);
+    tuples.push_back(fb::CreateTuple(fbb, fbb.CreateVectorOfStructs(items)));
+  }
   std::vector<flatbuffers::Offset<fb::FunctionIR>> functions;
   for (const auto& [name, ir] : m.functions) {
     functions.push_back(fb::CreateFunctionIR(fbb, name, fbb.CreateString(ir)));
@@ -137,6 +144,10 @@ Bytes Encode(const ChunkModel& m) {
   auto v_literals = fbb.CreateVectorOfStructs(m.literals);
   auto v_strings = fbb.CreateVector(strings);
   auto v_tensors = fbb.CreateVector(tensors);
+  // Written only when there are tuples, so the other variants' bytes (and the
+  // byte offsets in their expected messages) stay what they were.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tuple>>> v_tuples;
+  if (!tuples.empty()) v_tuples = fbb.CreateVector(tuples);
   auto v_meta = fbb.CreateVectorOfStructs(m.meta);
   auto v_functions = fbb.CreateVector(functions);
   fb::ChunkBuilder cb(fbb);
@@ -153,6 +164,7 @@ Bytes Encode(const ChunkModel& m) {
   cb.add_literals(v_literals);
   cb.add_strings(v_strings);
   cb.add_tensors(v_tensors);
+  if (!tuples.empty()) cb.add_tuples(v_tuples);
   cb.add_meta(v_meta);
   cb.add_functions(v_functions);
   if (m.last) {
@@ -368,6 +380,20 @@ std::vector<Variant> Variants() {
        edit([](auto& t) {
          for (ChunkModel& c : t) c.format_minor = 1;
          t[0].classes[2] = Class(fb::Kind::Argument, ~0u, 1, 2, 0, 0, static_cast<fb::VKind>(10));
+       })},
+      {"tuple-bomb",
+       "x (node 2) holds tuple 29 of t0 = (1.0, 1.0), t[i] = (t[i-1], t[i-1]): 2^30 leaves "
+       "in 30 tuples",
+       edit([](auto& t) {
+         ChunkModel& c = t[0];
+         c.tuples.push_back(
+             {fb::Value(F64Bits(1.0), fb::VKind::F64), fb::Value(F64Bits(1.0), fb::VKind::F64)});
+         for (uint64_t i = 1; i < 30; ++i) {
+           c.tuples.push_back(
+               {fb::Value(i - 1, fb::VKind::Tuple), fb::Value(i - 1, fb::VKind::Tuple)});
+         }
+         c.classes[2] = Class(fb::Kind::Argument, kNoOp, 1, 2, 0, 0, fb::VKind::Tuple);
+         c.nodes[2] = fb::Node(29, 2, 0);
        })},
       {"meta-unsorted", "chunk 1's metadata not sorted by node", edit([](auto& t) {
          t[1].strings.push_back("tag");
