@@ -327,7 +327,9 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (es == 0) return DataError(where + ": unknown dtype");
     uint64_t numel = 1;
     if (t->shape()) {
-      if (t->shape()->size() > 32) return DataError(where + ": more than 32 dimensions");
+      if (t->shape()->size() > kMaxTensorDims) {
+        return DataError(where + ": more than " + std::to_string(kMaxTensorDims) + " dimensions");
+      }
       for (int64_t d : *t->shape()) {
         if (d < 0) return DataError(where + ": negative dimension");
         if (d != 0 && numel > (1ull << 62) / static_cast<uint64_t>(d)) {
@@ -340,6 +342,10 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (numel > (1ull << 62) / es || numel * es != have) {
       return DataError(where + ": " + std::to_string(have) + " data bytes for " +
                        std::to_string(numel) + " elements");
+    }
+    if (numel > static_cast<uint64_t>(kMaxTensorElements)) {
+      return DataError(where + ": " + std::to_string(numel) + " elements, more than " +
+                       std::to_string(kMaxTensorElements));
     }
     if (t->dtype() == fb::DType::Bool) {
       for (uint64_t j = 0; j < have; ++j) {

@@ -303,7 +303,9 @@ Result<Value> ZeroOne(std::string_view name, std::span<const Value> args, bool o
       return F64(one ? 1.0 : 0.0);
     case VKind::kTensor: {
       const Tensor& t = a.tensor();
-      Tensor z = Tensor::Zeros(t.dtype, t.shape);
+      Result<Tensor> made = Tensor::Make(t.dtype, t.shape);
+      if (!made.ok()) return made.error().Prefixed(std::string(name));
+      Tensor z = std::move(*made);
       if (one) {
         // one(A) is the identity, defined for square matrices only.
         if (t.shape.size() != 2 || t.shape[0] != t.shape[1]) return NoMethod(name, args);

@@ -47,6 +47,14 @@ Status Bad(std::string_view op, const std::string& what) {
   return InvalidArgument(std::string(op) + ": " + what);
 }
 
+// Every tensor a kernel returns is made here: the shape is checked against
+// kMaxTensorDims and kMaxTensorElements and a failed allocation is an error.
+Result<Tensor> Alloc(std::string_view op, DType dtype, std::vector<int64_t> shape) {
+  Result<Tensor> t = Tensor::Make(dtype, std::move(shape));
+  if (!t.ok()) return t.error().Prefixed(std::string(op));
+  return t;
+}
+
 std::string ShapeText(const std::vector<int64_t>& shape) {
   if (shape.empty()) return "()";
   std::string s;
@@ -541,7 +549,7 @@ Result<Value> TensorBinary(std::string_view name, SOp op, const Value& a, const 
     return Bad(name, "shapes " + ShapeText(ShapeOf(a)) + " and " + ShapeText(ShapeOf(b)) +
                          " do not broadcast");
   }
-  Tensor t = Tensor::Zeros(dt, shape);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, dt, shape));
   if (dt == DType::kF64) {
     Binary<double>(op, a, b, shape, t.f64());
   } else {
@@ -600,7 +608,10 @@ void Unary(SOp op, const T* x, T* out, int64_t n) {
 Result<Value> TensorUnary(std::string_view name, SOp op, const Value& a) {
   const Tensor& x = a.tensor();
   if (op == SOp::kCopy) return a;
-  if (op == SOp::kZero) return Value::MakeTensor(Tensor::Zeros(x.dtype, x.shape));
+  if (op == SOp::kZero) {
+    IRT_ASSIGN_OR_RETURN(Tensor z, Alloc(name, x.dtype, x.shape));
+    return Value::MakeTensor(std::move(z));
+  }
   if (!IsFloatDType(x.dtype)) {
     return Bad(name, "tensors of " + std::string(DTypeName(x.dtype)) + " are not supported");
   }
@@ -619,7 +630,7 @@ Result<Value> TensorUnary(std::string_view name, SOp op, const Value& a) {
     default:
       return Bad(name, "not defined for tensors");
   }
-  Tensor t = Tensor::Zeros(x.dtype, x.shape);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, x.dtype, x.shape));
   if (x.dtype == DType::kF64) {
     Unary<double>(op, x.f64(), t.f64(), x.numel());
   } else {
@@ -650,14 +661,14 @@ Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
                "inner dimensions " + std::to_string(k) + " and " + std::to_string(k2) + " differ");
   }
   if (x->dtype == DType::kF32 && y->dtype == DType::kF32) {
-    Tensor t = Tensor::Zeros(DType::kF32, {m, n});
+    IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF32, {m, n})));
     Eigen::Map<const MatrixR<float>> A(x->f32(), m, k), B(y->f32(), k, n);
     Eigen::Map<MatrixR<float>> C(t.f32(), m, n);
     C.noalias() = A * B;
     return Value::MakeTensor(std::move(t));
   }
   Elements<double> ea(a), eb(b);
-  Tensor t = Tensor::Zeros(DType::kF64, {m, n});
+  IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF64, {m, n})));
   if (internal::CpuHasAvx2Fma() &&
       internal::GemmF64Avx2(ea.data(), m, k, false, eb.data(), k, n, false, t.f64(), m, n)) {
     return Value::MakeTensor(std::move(t));
@@ -687,7 +698,7 @@ Result<Value> Transpose(std::string_view name, const Value& a) {
   if (x.shape.size() != 2)
     return Bad(name, "needs a vector or a matrix, got " + ShapeText(x.shape));
   int64_t m = x.shape[0], n = x.shape[1];
-  Tensor t = Tensor::Zeros(x.dtype, {n, m});
+  IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, x.dtype, {n, m})));
   switch (x.dtype) {
     case DType::kF64:
       TransposeInto(x.f64(), m, n, t.f64());
@@ -759,7 +770,7 @@ Result<Value> Sum(std::string_view name, std::span<const Value> args, bool mean)
   IRT_ASSIGN_OR_RETURN(size_t dim, DimArg(name, args[1], x->shape.size()));
   std::vector<int64_t> shape = x->shape;
   shape[dim] = 1;
-  Tensor t = Tensor::Zeros(x->dtype, shape);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, x->dtype, shape));
   int64_t m = t.numel();
   if (f32) {
     SumDim(x->f32(), x->shape, dim, t.f32());
@@ -828,7 +839,7 @@ Result<Value> SumTo(std::string_view name, const Value& a, const Value& like) {
   if (!Unbroadcastable(x->shape, lt.shape)) {
     return Bad(name, "cannot reduce " + ShapeText(x->shape) + " to " + ShapeText(lt.shape));
   }
-  Tensor t = Tensor::Zeros(x->dtype, lt.shape);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, x->dtype, lt.shape));
   if (x->dtype == DType::kF64) {
     SumToInto(x->f64(), x->shape, lt.shape, t.f64());
   } else {
@@ -854,7 +865,7 @@ Result<Value> BroadcastTo(std::string_view name, const Value& a, const Value& li
     return Bad(name, "tensors of " + std::string(DTypeName(dt)) + " are not supported");
   }
   if (IsTensor(a) && xs == shape) return a;
-  Tensor t = Tensor::Zeros(dt, shape);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, dt, shape));
   Value zero = dt == DType::kF64 ? Value::F64(0) : Value::F32(0);
   if (dt == DType::kF64) {
     Binary<double>(SOp::kAdd, a, zero, shape, t.f64());
@@ -879,12 +890,7 @@ Result<std::vector<int64_t>> DimsArgs(std::string_view name, std::span<const Val
       dims.push_back(d);
     }
   }
-  if (dims.size() > 32) return Bad(name, "more than 32 dimensions");
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d != 0 && n > (int64_t{1} << 40) / d) return Bad(name, "tensor too large");
-    n *= d;
-  }
+  if (Result<int64_t> n = CheckedNumel(dims); !n.ok()) return n.error().Prefixed(std::string(name));
   return dims;
 }
 
@@ -912,7 +918,7 @@ Result<Value> Fill(std::string_view name, std::span<const Value> args, int kind)
              : v.kind() == VKind::kF64  ? DType::kF64
              : v.kind() == VKind::kBool ? DType::kBool
                                         : DType::kI64;
-  Tensor t = Tensor::Zeros(dt, dims);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, dt, dims));
   int64_t n = t.numel();
   switch (dt) {
     case DType::kF64:
@@ -1234,12 +1240,12 @@ Result<Value> MatmulTransposed(const Value& a, bool ta, const Value& b, bool tb)
                "inner dimensions " + std::to_string(k) + " and " + std::to_string(k2) + " differ");
   }
   if (x.dtype == DType::kF32 && y.dtype == DType::kF32) {
-    Tensor t = Tensor::Zeros(DType::kF32, {m, n});
+    IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc("matmul", DType::kF32, {m, n})));
     Gemm(x.f32(), ar, ac, ta, y.f32(), br, bc, tb, t.f32(), m, n);
     return Value::MakeTensor(std::move(t));
   }
   Elements<double> ea(a), eb(b);
-  Tensor t = Tensor::Zeros(DType::kF64, {m, n});
+  IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc("matmul", DType::kF64, {m, n})));
   Gemm(ea.data(), ar, ac, ta, eb.data(), br, bc, tb, t.f64(), m, n);
   return Value::MakeTensor(std::move(t));
 }

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <optional>
 
 #include "irt/output.h"
@@ -122,6 +123,47 @@ double Tensor::at(int64_t i) const {
       return *p != 0 ? 1.0 : 0.0;
   }
   return std::nan("");
+}
+
+Result<int64_t> CheckedNumel(std::span<const int64_t> shape) {
+  auto text = [&] {
+    std::string s;
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "×" : "") + std::to_string(shape[i]);
+    return s;
+  };
+  if (shape.size() > kMaxTensorDims) {
+    return DataError(std::to_string(shape.size()) + " dimensions, more than " +
+                     std::to_string(kMaxTensorDims));
+  }
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0) return DataError("negative dimension in shape " + text());
+    empty = empty || d == 0;
+  }
+  if (empty) return int64_t{0};
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d > kMaxTensorElements / n) {
+      return DataError("shape " + text() + " has more than " + std::to_string(kMaxTensorElements) +
+                       " elements");
+    }
+    n *= d;
+  }
+  return n;
+}
+
+Result<Tensor> Tensor::Make(DType dtype, std::vector<int64_t> shape) {
+  IRT_ASSIGN_OR_RETURN(int64_t n, CheckedNumel(shape));
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  size_t bytes = static_cast<size_t>(n) * DTypeSize(dtype);
+  try {
+    t.data.assign(bytes, 0);
+  } catch (const std::bad_alloc&) {
+    return IoError("out of memory for a tensor of " + std::to_string(bytes) + " bytes");
+  }
+  return t;
 }
 
 Tensor Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {

@@ -115,6 +115,34 @@ std::vector<ChunkModel> BaseTrace() {
   return {c0, c1};
 }
 
+// m(A, B) = sum(matmul(A, B)) with A 2^31×0 and B 0×2^31, in one chunk: both
+// tensors are empty, but their product would have 2^62 elements. The
+// recorded results are 0.0, as no producer could have computed them.
+std::vector<ChunkModel> HugeMatmulTrace() {
+  ChunkModel c;
+  c.strings = {"m", "matmul"};
+  constexpr int64_t kBig = int64_t{1} << 31;
+  c.tensors = {{fb::DType::F64, {kBig, 0}, {}}, {fb::DType::F64, {0, kBig}, {}}};
+  c.operands = {0, 0};
+  c.classes = {
+      Class(fb::Kind::Call, 0, 0, 0, 0, 0, fb::VKind::None),
+      Class(fb::Kind::Argument, kNoOp, 1, 1, 0, 0, fb::VKind::Function),
+      Class(fb::Kind::Argument, kNoOp, 1, 2, 0, 0, fb::VKind::Tensor),
+      Class(fb::Kind::Argument, kNoOp, 1, 3, 0, 0, fb::VKind::Tensor),
+      Class(fb::Kind::Primitive, 1, 1, 4, 0, 2, fb::VKind::F64),
+      Class(fb::Kind::Return, kNoOp, 1, 1, 0, 1, fb::VKind::F64),
+  };
+  // Node 4 refs [2, 1] -> nodes 2, 3; node 5 refs [1, 5] -> node 4 and the
+  // root marker.
+  c.refs = {2, 1, 1, 5};
+  c.nodes = {fb::Node(0, 0, 0), fb::Node(0, 1, 0), fb::Node(0, 2, 0),
+             fb::Node(1, 3, 0), fb::Node(0, 4, 0), fb::Node(0, 5, 2)};
+  c.functions = {{0, "1: (%1, %2, %3)\n  %4 = Main.matmul(%2, %3)\n  return %4\n"}};
+  c.last = true;
+  c.total_nodes = 6;
+  return {c};
+}
+
 Bytes Encode(const ChunkModel& m) {
   flatbuffers::FlatBufferBuilder fbb;
   auto producer = fb::CreateProducer(fbb, fbb.CreateString(m.producer_name),
@@ -395,6 +423,9 @@ std::vector<Variant> Variants() {
          c.classes[2] = Class(fb::Kind::Argument, kNoOp, 1, 2, 0, 0, fb::VKind::Tuple);
          c.nodes[2] = fb::Node(29, 2, 0);
        })},
+      {"matmul-huge",
+       "a valid trace of matmul(A, B) with A 2^31x0 and B 0x2^31 (a 2^62-element product)",
+       []() { return EncodeAll(HugeMatmulTrace()).Join(); }},
       {"meta-unsorted", "chunk 1's metadata not sorted by node", edit([](auto& t) {
          t[1].strings.push_back("tag");
          uint32_t key = static_cast<uint32_t>(t[1].strings.size() - 1);

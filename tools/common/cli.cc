@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 
 namespace irt::tools {
 
@@ -101,7 +102,16 @@ int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& 
     return trouble_code == kExitFailure ? kExitUsage : trouble_code;
   }
   InitLogging();
-  Result<int> r = body();
+  // The library reports allocation failures it can foresee as a Status; this
+  // is the last resort for the rest, so that no input ends in an abort.
+  Result<int> r = Internal("unreachable");
+  try {
+    r = body();
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    log_->error("out of memory");
+    return trouble_code;
+  }
   std::cout.flush();
   if (r.has_value()) return *r;
   const Status& s = r.error();

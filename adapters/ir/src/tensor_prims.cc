@@ -45,6 +45,8 @@ bool EvalKernel(std::string_view name, const Value* const* args, size_t n, Value
   }
   if (r.error().code() == Code::kNotFound) {
     *error = NoMethodMessage(name, args, n);
+  } else if (r.error().code() == Code::kIoError) {
+    *error = "OutOfMemoryError: " + r.error().message();
   } else {
     const std::string& m = r.error().message();
     bool shapes = m.find("dimension") != std::string::npos ||

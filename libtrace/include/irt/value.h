@@ -40,6 +40,21 @@ size_t DTypeSize(DType t);
 /// "Float64", "Float32", "Int64", "Int32", "Bool".
 std::string_view DTypeName(DType t);
 
+/// The most dimensions a tensor may have: the format's limit
+/// (schema/README.md §6), checked where tensors are made, written and read.
+inline constexpr size_t kMaxTensorDims = 32;
+
+/// The most elements a tensor may have, 2^28 (2 GiB of Float64): the cap
+/// every kernel, evaluator and interpreter applies to the tensors it makes,
+/// so a shape computed from data (zeros(n, m), a broadcast, a matrix
+/// product) is refused before anything is allocated.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
+
+/// The number of elements of a tensor of `shape`, computed without
+/// overflow. kDataError when a dimension is negative, there are more
+/// than kMaxTensorDims of them or more than kMaxTensorElements elements.
+Result<int64_t> CheckedNumel(std::span<const int64_t> shape);
+
 /// A dense, row-major (C order) tensor. `data` holds numel() little-endian
 /// elements of `dtype`. A 0-dimensional tensor has an empty shape and one element.
 struct Tensor {
@@ -57,6 +72,10 @@ struct Tensor {
   double at(int64_t i) const;
 
   static Tensor Zeros(DType dtype, std::vector<int64_t> shape);
+  /// A zero-filled tensor whose shape comes from data: checked with
+  /// CheckedNumel, and a failed allocation is an error (kIoError), not an
+  /// exception. Use it for every tensor a computation makes.
+  static Result<Tensor> Make(DType dtype, std::vector<int64_t> shape);
   static Tensor FromF64(std::vector<int64_t> shape, std::span<const double> values);
   static Tensor FromF32(std::vector<int64_t> shape, std::span<const float> values);
 };
