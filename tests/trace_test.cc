@@ -190,6 +190,30 @@ TEST(TraceTest, ValuesRoundTripExactly) {
   EXPECT_EQ(tm[0].value.str(), "ok");
 }
 
+// The writer refuses what every reader would refuse, naming the node: a
+// tensor of more than kMaxTensorDims dimensions, and a tuple whose shared
+// items decode to more than the readers' cap (2^30 leaves in 31 tuples here;
+// the check must stop early rather than walk them all).
+TEST(TraceTest, WriterRefusesValuesReadersRefuse) {
+  Tensor deep;
+  deep.shape.assign(kMaxTensorDims + 1, 1);
+  deep.data.assign(8, 0);
+  Value bomb = Value::F64(1.0);
+  for (int i = 0; i < 30; ++i) bomb = Value::MakeTuple({bomb, bomb});
+  for (const Value& v : {Value::MakeTensor(deep), bomb}) {
+    auto out = Output::Open(TempPath("refused.fb"));
+    ASSERT_TRUE(out.ok());
+    TraceWriter w(out->get(), {});
+    ClassSpec root{.kind = NodeKind::kCall, .op = "v"};
+    ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+    ClassId cr = w.DefineClass(root), cc = w.DefineClass(c);
+    w.Append(cr, Value(), {});
+    w.Append(cc, v, {});
+    ASSERT_FALSE(w.status().ok());
+    EXPECT_EQ(w.status().message().rfind("node 1: ", 0), 0u) << w.status().message();
+  }
+}
+
 TEST(TraceTest, PartialTraceKeepsCompleteChunks) {
   std::string path = TempPath("partial.fb");
   {

@@ -1580,7 +1580,12 @@ Result<Value> ReadNpy(const std::string& path) {
     return fail(Code::kUnsupported,
                 "dtype '" + h.descr + "' is not supported (<f8, <f4, <i8, <i4, |b1)");
   }
-  // Validate the shape against the file size before allocating anything.
+  // Validate the shape against the format's limits and the file size before
+  // allocating anything.
+  if (h.shape.size() > kMaxTensorDims) {
+    return fail(Code::kDataError, std::to_string(h.shape.size()) + " dimensions, more than " +
+                                      std::to_string(kMaxTensorDims));
+  }
   uint64_t avail = file_size - prefix - header_len;
   uint64_t esize = DTypeSize(dtype);
   uint64_t numel = 1;
@@ -1602,6 +1607,9 @@ Result<Value> ReadNpy(const std::string& path) {
   if (numel * esize < avail) {
     return fail(Code::kDataError,
                 std::to_string(avail - numel * esize) + " unexpected bytes after the data");
+  }
+  if (Result<int64_t> n = CheckedNumel(h.shape); !n.ok()) {
+    return fail(Code::kDataError, n.error().message());
   }
   Tensor t;
   t.dtype = dtype;

@@ -6,10 +6,12 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "chunk.h"
 #include "irtrace_generated.h"
 
 namespace irt {
@@ -264,6 +266,39 @@ void TraceWriter::RegisterFunction(std::string name, std::string ir_text) {
   impl_->functions[std::move(name)] = std::move(ir_text);
 }
 
+namespace {
+
+// Readers refuse tensors beyond kMaxTensorDims or kMaxTensorElements and
+// tuples that decode to more than kMaxDecodedSize (chunk.cc's VerifyChunk),
+// so the writer refuses them too instead of writing an unreadable trace.
+// Tuples in memory share items, so the walk stops as soon as the count
+// passes the cap.
+Status CheckWritable(const Value& root) {
+  std::vector<const Value*> stack = {&root};
+  uint64_t decoded = 0;
+  while (!stack.empty()) {
+    const Value* v = stack.back();
+    stack.pop_back();
+    if (v->kind() == VKind::kTuple) {
+      for (const Value& item : v->tuple()) stack.push_back(&item);
+      if (v->tuple().empty()) ++decoded;
+    } else if (v->kind() == VKind::kTensor) {
+      Result<int64_t> n = CheckedNumel(v->tensor().shape);
+      if (!n.ok()) return n.error().Prefixed("a tensor");
+      decoded += std::max<uint64_t>(static_cast<uint64_t>(*n), 1);
+    } else {
+      ++decoded;
+    }
+    if (root.kind() == VKind::kTuple && decoded > internal::kMaxDecodedSize) {
+      return DataError("a tuple that decodes to more than " +
+                       std::to_string(internal::kMaxDecodedSize) + " values and tensor elements");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const NodeId> refs) {
   Impl& w = *impl_;
   NodeId id = next_id_;
@@ -284,6 +319,10 @@ NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const Node
   }
   if (closes && open_calls_.empty()) {
     status_ = Internal("append: node " + std::to_string(id) + " closes a call but none is open");
+    return id;
+  }
+  if (Status s = CheckWritable(value); !s.ok()) {
+    status_ = s.Prefixed("node " + std::to_string(id));
     return id;
   }
   uint64_t extra = 0;
@@ -332,6 +371,10 @@ void TraceWriter::AddMeta(std::string_view key, const Value& value) {
   if (!status_.ok()) return;
   if (w.nodes.empty()) {
     status_ = Internal("metadata added before any node of the chunk");
+    return;
+  }
+  if (Status s = CheckWritable(value); !s.ok()) {
+    status_ = s.Prefixed("metadata of node " + std::to_string(next_id_ - 1));
     return;
   }
   w.meta.emplace_back(w.Encode(value), static_cast<uint32_t>(w.nodes.size() - 1), w.Intern(key));
