@@ -5,6 +5,7 @@
 #include "irt/ir/module.h"
 
 #include <cstring>
+#include <unordered_map>
 
 #include "irt/file.h"
 
@@ -183,6 +184,7 @@ class ModuleParser {
 
   Result<Module> Run() {
     std::vector<RawFunction> raw;
+    std::unordered_map<std::string, size_t> defined;  // name -> index in raw
     RawFunction* fn = nullptr;
     size_t start = 0;
     uint32_t line_no = 0;
@@ -207,12 +209,14 @@ class ModuleParser {
           if (name.empty()) return Error(name_at, "expected a function name after 'function'");
           SkipSpace();
           if (!AtEnd()) return Error(p_, "unexpected '" + Rest() + "' after the function name");
-          for (const RawFunction& f : raw) {
-            if (f.name == name) {
-              return Error(name_at, "redefinition of function '" + name + "' (first defined at " +
-                                        std::to_string(f.pos.line) + ":" +
-                                        std::to_string(f.pos.col) + ")");
-            }
+          // By name, not by a scan of the earlier functions: a module may hold
+          // 10^5 of them.
+          auto [first, fresh] = defined.emplace(name, raw.size());
+          if (!fresh) {
+            const RawFunction& f = raw[first->second];
+            return Error(name_at, "redefinition of function '" + name + "' (first defined at " +
+                                      std::to_string(f.pos.line) + ":" + std::to_string(f.pos.col) +
+                                      ")");
           }
           raw.emplace_back();
           fn = &raw.back();
