@@ -1089,11 +1089,11 @@ Status Differ::AppendCall(std::string& out, int s, const Frame* f, const NodeVie
                           NodeId from, uint64_t from_pos) {
   if (v.kind() == NodeKind::kSpecial) {
     out += "$(";
-    out += v.op();
+    out += DisplayString(v.op());
     out += ")";
   } else {
     out += "⟨";
-    out += v.op();
+    out += DisplayString(v.op());
     out += "⟩";
   }
   out += '(';
@@ -1281,7 +1281,7 @@ Status Differ::StartHunk(Frame& f, const Item* anchor_a) {
     IRT_ASSIGN_OR_RETURN(NodeView mv, Node(0, sa.call));
     if (!mv.op().empty()) {
       h += " ⟨";
-      h += mv.op();
+      h += DisplayString(mv.op());
       h += "⟩";
     }
     out += Color("36", h);

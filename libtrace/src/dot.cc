@@ -72,7 +72,7 @@ std::string SplitLine(const std::string& line) {
 // The root call as irt-print heads a listing: ⟨h⟩(⟨2.0⟩, ⟨2⟩, ()...) → 3.0::Float64.
 Result<std::string> RootLine(const Trace& trace, const Child& root, const FormatOptions& fo) {
   IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(root.id));
-  std::string out = "⟨" + std::string(v.op()) + "⟩(";
+  std::string out = "⟨" + DisplayString(v.op()) + "⟩(";
   for (size_t i = 0; i < v.num_operands(); ++i) {
     Operand o = v.operand(i);
     out += o.is_ref ? "#" + std::to_string(o.ref) : "⟨" + FormatValue(o.literal, fo) + "⟩";
@@ -251,7 +251,7 @@ class DotBuilder {
     for (const MetaEntry& m : v.meta()) {
       if (all || std::find(opts_.show_meta.begin(), opts_.show_meta.end(), m.key) !=
                      opts_.show_meta.end()) {
-        out += "\n" + std::string(m.key) + " = " + FormatValue(m.value, fo_);
+        out += "\n" + DisplayString(m.key) + " = " + FormatValue(m.value, fo_);
       }
     }
     return out;

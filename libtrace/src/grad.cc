@@ -557,7 +557,7 @@ std::string GradEngine::NodeName(NodeId id) {
   Loc l = Locate(id);
   const ClassInfo& k = Cls(l);
   std::string what = "node " + std::to_string(id) + " (" + (path.empty() ? "@" : path);
-  if (!k.op.empty()) what += ", ⟨" + std::string(k.op) + "⟩";
+  if (!k.op.empty()) what += ", ⟨" + DisplayString(k.op) + "⟩";
   what += " at " + LocationText(k) + ")";
   return what;
 }
@@ -566,7 +566,7 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
   std::string kind = k.kind == fb::Kind::Call ? "function" : "primitive";
   std::string hint;
   if (rules_.HasRule(op)) {
-    hint = " (there are rules for '" + std::string(op) + "' with other numbers of arguments)";
+    hint = " (there are rules for '" + DisplayString(op) + "' with other numbers of arguments)";
   } else if (k.kind == fb::Kind::Primitive && trace_.FunctionIR(op, id)) {
     hint =
         " (a module function recorded as a primitive: trace it with its body or give a rule "
@@ -574,7 +574,7 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
   } else {
     hint = "; add one with --rules";
   }
-  return NotFound("no derivative rule for " + kind + " '" + std::string(op) + "' with " +
+  return NotFound("no derivative rule for " + kind + " '" + DisplayString(op) + "' with " +
                   std::to_string(arity) + " arguments at " + NodeName(id) + hint);
 }
 

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "utf8.h"
+
 namespace irt {
 
 namespace {
@@ -66,11 +68,11 @@ void AppendCall(std::string& out, const NodeView& v, const CallBody* body, bool 
                 const FormatOptions& fo) {
   if (v.kind() == NodeKind::kSpecial) {
     out += "$(";
-    out += v.op();
+    out += DisplayString(v.op());
     out += ")";
   } else {
     out += "⟨";
-    out += v.op();
+    out += DisplayString(v.op());
     out += "⟩";
   }
   out += '(';
@@ -105,7 +107,7 @@ void AppendMeta(std::string& out, const NodeView& v, const FormatOptions& fo) {
     if (v.kind() == NodeKind::kError && m.key == "error") continue;  // already on the line
     out += first ? "  # " : ", ";
     first = false;
-    out += m.key;
+    out += DisplayString(m.key);
     out += " = ";
     out += FormatValue(m.value, fo);
   }
@@ -188,7 +190,7 @@ Status AppendNodeLine(std::string& out, const Trace& trace, const CallBody& body
       out += "→ error";
       if (auto msg = v.meta("error"); msg && msg->kind() == VKind::kString) {
         out += ": ";
-        out += msg->str();
+        out += DisplayString(msg->str());
       }
       break;
     }
@@ -450,8 +452,27 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) {
+  // Output must stay JSON whatever the trace holds: bytes that are not UTF-8
+  // become U+FFFD, and strings past kMaxJsonStringBytes are cut.
+  size_t full = s.size();
+  if (full > kMaxJsonStringBytes) {
+    size_t cut = kMaxJsonStringBytes;
+    while (cut > 0 && (static_cast<uint8_t>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut);
+  }
   out += '"';
-  for (unsigned char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x80) {
+      size_t n = internal::Utf8Length(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(s.substr(i, n));
+        i += n - 1;
+      }
+      continue;
+    }
     switch (ch) {
       case '"':
         out += "\\\"";
@@ -478,6 +499,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
         }
     }
   }
+  if (full > s.size()) out += "…(" + std::to_string(full) + " bytes)";
   out += '"';
 }
 

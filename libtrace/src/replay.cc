@@ -868,8 +868,8 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
       const PrimitiveEntry* e = o.entry;
       if (e != nullptr && e->random) return Status::Ok();  // a draw keeps its recorded value
       if (!o.known) {
-        return Unsupported(Where(t_, id) + ": cannot re-evaluate ⟨" + std::string(op) +
-                           "⟩: no primitive named '" + std::string(op) +
+        return Unsupported(Where(t_, id) + ": cannot re-evaluate ⟨" + DisplayString(op) +
+                           "⟩: no primitive named '" + DisplayString(op) +
                            "' (a call recorded without its body cannot be replayed)");
       }
       args_.clear();
@@ -882,13 +882,14 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
       if (!res) {
         if (res.error().code() != Code::kRuntimeError) {
           return Status(res.error().code(), Where(t_, id) + ": cannot re-evaluate ⟨" +
-                                                std::string(op) + "⟩: " + res.error().message());
+                                                DisplayString(op) + "⟩: " + res.error().message());
         }
         ReplayDivergence d;
         d.kind = ReplayDivergence::Kind::kFailure;
         d.node = id;
         d.path = Where(t_, id);
-        d.message = d.path + ": ⟨" + std::string(op) + "⟩ would fail now: " + res.error().message();
+        d.message =
+            d.path + ": ⟨" + DisplayString(op) + "⟩ would fail now: " + res.error().message();
         Diverge(std::move(d));
         return Status::Ok();
       }
@@ -979,7 +980,7 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
       d.kind = ReplayDivergence::Kind::kRecordedFailure;
       d.node = id;
       d.path = Where(t_, id);
-      d.message = d.path + ": ⟨" + std::string(op) + "⟩ failed when recorded (" + old_msg +
+      d.message = d.path + ": ⟨" + DisplayString(op) + "⟩ failed when recorded (" + old_msg +
                   ") and would not fail now";
       Diverge(std::move(d));
       return Status::Ok();
@@ -1176,7 +1177,7 @@ Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> cha
     std::string at = "--set " + c.path + ": ";
     if (v.kind() == NodeKind::kCall) {
       if (target == 0) return UsageError(at + "the node is the root call; set its arguments");
-      return UsageError(at + "the node is a nested call ⟨" + std::string(v.op()) +
+      return UsageError(at + "the node is a nested call ⟨" + DisplayString(v.op()) +
                         "⟩; set one of its arguments (" + c.path + "/@2) or a node of its body");
     }
     switch (v.kind()) {

@@ -1228,7 +1228,7 @@ void AppendRootLine(std::string& out, const NodeView& v, const Trace& trace, Nod
   FormatOptions fo;
   fo.max_elements = opts.max_elements;
   out += "⟨";
-  out += v.op();
+  out += DisplayString(v.op());
   out += "⟩(";
   size_t n = v.num_operands();
   for (size_t i = 0; i < n; ++i) {

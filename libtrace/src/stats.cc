@@ -255,13 +255,13 @@ std::string Pad(std::string_view s, size_t width) {
 }
 
 std::string OpName(const TraceStats::OpRow& r) {
-  if (r.kind == NodeKind::kSpecial) return "$(" + r.op + ")";
-  return "⟨" + r.op + "⟩";
+  if (r.kind == NodeKind::kSpecial) return "$(" + DisplayString(r.op) + ")";
+  return "⟨" + DisplayString(r.op) + "⟩";
 }
 
 std::string CallName(const CallStat& c) {
   std::string where = c.path.empty() ? "#" + std::to_string(c.marker) : c.path;
-  return where + " ⟨" + c.op + "⟩";
+  return where + " ⟨" + DisplayString(c.op) + "⟩";
 }
 
 std::string DepthLabel(const TraceStats::DepthRow& r) {
@@ -273,9 +273,9 @@ std::string DepthLabel(const TraceStats::DepthRow& r) {
 std::string FormatStatsText(const TraceStats& s) {
   std::string out;
   out += fmt::format("format      {}.{}\n", s.format_major, s.format_minor);
-  out += fmt::format("producer    {}{}{}\n", s.producer_name, s.producer_version.empty() ? "" : " ",
-                     s.producer_version);
-  if (!s.status.empty()) out += fmt::format("status      {}\n", s.status);
+  out += fmt::format("producer    {}{}{}\n", DisplayString(s.producer_name),
+                     s.producer_version.empty() ? "" : " ", DisplayString(s.producer_version));
+  if (!s.status.empty()) out += fmt::format("status      {}\n", DisplayString(s.status));
   out += fmt::format("nodes       {}\n", s.nodes);
   out += fmt::format("bytes       {} ({:.1f} per node)\n", s.bytes,
                      s.nodes ? static_cast<double>(s.bytes) / static_cast<double>(s.nodes) : 0.0);

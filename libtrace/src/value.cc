@@ -29,6 +29,7 @@
 #include <optional>
 
 #include "irt/output.h"
+#include "utf8.h"
 
 namespace irt {
 
@@ -401,12 +402,8 @@ std::string FormatFloat(float f) {
   return out;
 }
 
-// ---------------------------------------------------------------------------
-// FormatValue and TypeName
+namespace internal {
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not valid.
 size_t Utf8Length(std::string_view s, size_t i) {
   auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
   uint8_t c = b(i);
@@ -437,6 +434,13 @@ size_t Utf8Length(std::string_view s, size_t i) {
   return n;
 }
 
+}  // namespace internal
+
+// ---------------------------------------------------------------------------
+// FormatValue and TypeName
+
+namespace {
+
 void AppendHexByte(std::string& out, uint8_t c) {
   static const char kHex[] = "0123456789abcdef";
   out += "\\x";
@@ -444,11 +448,24 @@ void AppendHexByte(std::string& out, uint8_t c) {
   out += kHex[c & 15];
 }
 
-// Julia's escape_string as used by show(::String).
-void AppendQuoted(std::string& out, std::string_view s) {
-  out += '"';
+// Julia's escape_string as used by show(::String) when `quoted`; without
+// it, only what could act on a terminal or is not UTF-8 is escaped (for
+// names). Either way a string longer than kMaxDisplayBytes is cut.
+void AppendEscaped(std::string& out, std::string_view s, bool quoted) {
+  size_t full = s.size();
+  if (full > kMaxDisplayBytes) {
+    size_t cut = kMaxDisplayBytes;
+    while (cut > 0 && (static_cast<uint8_t>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut);
+  }
+  if (quoted) out += '"';
   for (size_t i = 0; i < s.size();) {
     uint8_t c = static_cast<uint8_t>(s[i]);
+    if (!quoted && (c == '"' || c == '\\' || c == '$')) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";
@@ -495,8 +512,17 @@ void AppendQuoted(std::string& out, std::string_view s) {
           AppendHexByte(out, c);
         } else if (c < 0x80) {
           out += static_cast<char>(c);
-        } else if (size_t n = Utf8Length(s, i); n > 0) {
-          out.append(s.substr(i, n));
+        } else if (size_t n = internal::Utf8Length(s, i); n > 0) {
+          uint8_t c2 = static_cast<uint8_t>(s[i + 1]);
+          if (c == 0xC2 && c2 < 0xA0) {
+            // C1 controls (U+0080..U+009F): some terminals act on them.
+            static const char kHex[] = "0123456789abcdef";
+            out += "\\u";
+            out += kHex[c2 >> 4];
+            out += kHex[c2 & 15];
+          } else {
+            out.append(s.substr(i, n));
+          }
           i += n;
           continue;
         } else {
@@ -506,8 +532,11 @@ void AppendQuoted(std::string& out, std::string_view s) {
     }
     ++i;
   }
-  out += '"';
+  if (full > s.size()) out += "…(" + std::to_string(full) + " bytes)";
+  if (quoted) out += '"';
 }
+
+void AppendQuoted(std::string& out, std::string_view s) { AppendEscaped(out, s, true); }
 
 // One tensor element; Float32 and Int32 elements rely on the array's type prefix.
 void AppendElement(std::string& out, const Tensor& t, int64_t i) {
@@ -658,7 +687,7 @@ void AppendLeaf(std::string& out, const Value& v, const FormatOptions& opts) {
       AppendQuoted(out, v.str());
       break;
     case VKind::kFunction:
-      out += v.str();
+      AppendEscaped(out, v.str(), false);
       break;
     case VKind::kTensor:
       AppendTensor(out, v.tensor(), opts);
@@ -669,6 +698,12 @@ void AppendLeaf(std::string& out, const Value& v, const FormatOptions& opts) {
 }
 
 }  // namespace
+
+std::string DisplayString(std::string_view s) {
+  std::string out;
+  AppendEscaped(out, s, false);
+  return out;
+}
 
 std::string FormatValue(const Value& v, const FormatOptions& opts) {
   std::string out;
@@ -731,7 +766,7 @@ void AppendTypeLeaf(std::string& out, const Value& v) {
       break;
     case VKind::kFunction:
       out += "typeof(";
-      out += v.str();
+      AppendEscaped(out, v.str(), false);
       out += ')';
       break;
     case VKind::kTensor: {

@@ -426,6 +426,14 @@ std::vector<Variant> Variants() {
       {"matmul-huge",
        "a valid trace of matmul(A, B) with A 2^31x0 and B 0x2^31 (a 2^62-element product)",
        []() { return EncodeAll(HugeMatmulTrace()).Join(); }},
+      {"op-forge",
+       "a valid trace whose sin is named \"sin\", a newline, ESC [31m and a forged "
+       "\"irt-grad: error:\" line",
+       edit([](auto& t) { t[1].strings[0] = "sin\n\x1b[31mirt-grad: error: forged\x1b[0m"; })},
+      {"op-utf8", "a valid trace whose sin is named with bytes that are not UTF-8 (s FF in C3)",
+       edit([](auto& t) { t[1].strings[0] = "s\xffin\xc3"; })},
+      {"op-long", "a valid trace whose sin is named with 100000 bytes",
+       edit([](auto& t) { t[1].strings[0] = std::string(100000, 'x'); })},
       {"meta-unsorted", "chunk 1's metadata not sorted by node", edit([](auto& t) {
          t[1].strings.push_back("tag");
          uint32_t key = static_cast<uint32_t>(t[1].strings.size() - 1);

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
           irt::JsonQuote(s.producer_version), s.chunks, s.nodes, s.calls, s.max_depth, s.bytes);
     } else {
       *out << fmt::format("format:    {}.{}\n", s.format_major, s.format_minor)
-           << fmt::format("producer:  {} {}\n", s.producer_name, s.producer_version)
+           << fmt::format("producer:  {} {}\n", irt::DisplayString(s.producer_name),
+                          irt::DisplayString(s.producer_version))
            << fmt::format("chunks:    {}\n", s.chunks) << fmt::format("nodes:     {}\n", s.nodes)
            << fmt::format("calls:     {}\n", s.calls) << fmt::format("max depth: {}\n", s.max_depth)
            << fmt::format("bytes:     {}\n", s.bytes) << "ok\n";

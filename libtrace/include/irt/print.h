@@ -40,7 +40,12 @@ Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out);
 /// Floats as shortest round-trip numbers; NaN and Inf as strings.
 Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out);
 
-/// `s` as a JSON string literal, quotes included.
+/// JSON strings longer than this are cut, ending in "…(N bytes)".
+inline constexpr size_t kMaxJsonStringBytes = size_t{1} << 20;
+
+/// `s` as a JSON string literal, quotes included: control characters
+/// escaped, bytes that are not UTF-8 replaced by U+FFFD, cut past
+/// kMaxJsonStringBytes, so the output is valid JSON whatever `s` holds.
 std::string JsonQuote(std::string_view s);
 /// Appends JsonQuote(s) to `out`.
 void AppendJsonString(std::string& out, std::string_view s);

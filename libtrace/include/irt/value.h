@@ -137,6 +137,16 @@ struct FormatOptions {
   /// elements and the shape. 0 means never abbreviate.
   int64_t max_elements = 10;
 };
+/// Strings from a trace (names, string values, metadata keys) are cut to
+/// this many bytes when shown.
+inline constexpr size_t kMaxDisplayBytes = 1024;
+
+/// A string from a trace as tools show it in text and in messages: control
+/// characters (C0, DEL, C1) and bytes that are not UTF-8 escaped Julia style
+/// (\n, \e, \x9f, \u9b), and past kMaxDisplayBytes cut with "…(N bytes)",
+/// so that a trace cannot forge output lines, colour a terminal or flood it.
+std::string DisplayString(std::string_view s);
+
 /// The value as irt-print shows it: 1.0, 2, true, nothing, "s", geom,
 /// [1.0, 2.0], [1.0 2.0; 3.0 4.0], (1, 2.0).
 std::string FormatValue(const Value& v, const FormatOptions& opts = {});
