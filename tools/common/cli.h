@@ -32,7 +32,7 @@ class Cli {
   const std::string& name() const { return name_; }
 
   /// Parses, initialises logging, runs `body` and maps its Status to an exit
-  /// code: ok -> 0, kInvalidArgument -> 2 (usage), anything else -> 1. A
+  /// code: ok -> 0, kUsage -> 2, anything else -> 1. A
   /// broken pipe on stdout is a quiet exit 1.
   int Run(int argc, char** argv, const std::function<Status()>& body);
   /// Same, for tools with exit codes of their own (irt-diff): `body` returns

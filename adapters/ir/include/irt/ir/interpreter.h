@@ -79,7 +79,7 @@ class Interpreter {
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
-  /// kInvalidArgument unless the module defines `function` taking `num_args`
+  /// kUsage unless the module defines `function` taking `num_args`
   /// arguments. Trace() and Evaluate() check this first.
   Status CheckCall(std::string_view function, size_t num_args) const;
 
@@ -130,7 +130,7 @@ class TraceJob {
  public:
   /// Loads the module (kIoError; kDataError "FILE:LINE:COL: ..." for bad IR),
   /// checks the function and its arity and parses the arguments and rand
-  /// values (kInvalidArgument; .npy files: kIoError, kDataError, kUnsupported).
+  /// values (kUsage; .npy files: kIoError, kDataError, kUnsupported).
   static Result<TraceJob> Prepare(const TraceRequest& request);
   /// Traces into `out` (which the caller commits) and finishes the trace.
   /// kRuntimeError when the program failed: the trace is complete anyway.
@@ -152,7 +152,7 @@ class TraceJob {
 };
 
 /// Parses a command-line argument: a literal, or "@FILE" (a .npy file).
-/// Bad literals are kInvalidArgument.
+/// Bad literals are kUsage.
 Result<Value> ParseArgument(std::string_view arg);
 /// Parses "v1,v2,...": each a real literal.
 Result<std::vector<double>> ParseRandValues(std::string_view text);
