@@ -398,19 +398,25 @@ class BranchTable {
 
 class BranchTables {
  public:
-  explicit BranchTables(const Trace& t) : t_(t) {}
+  BranchTables(const Trace& t, std::vector<std::string>* warnings) : t_(t), warnings_(warnings) {}
   // The table of the function called at `marker` (by its op name); an
   // empty table when the trace carries no IR for it.
   const BranchTable* For(std::string_view fn, NodeId marker) {
     auto it = tables_.find(std::string(fn));
     if (it != tables_.end()) return &it->second;
     BranchTable table;
-    if (auto ir = t_.FunctionIR(fn, marker)) table = BranchTable::Parse(*ir);
+    if (auto ir = t_.FunctionIR(fn, marker)) {
+      table = BranchTable::Parse(*ir);
+    } else {
+      warnings_->push_back("no IR text for '" + DisplayString(fn) +
+                           "': the conditions of its branches not taken are not in the slice");
+    }
     return &tables_.emplace(std::string(fn), std::move(table)).first->second;
   }
 
  private:
   const Trace& t_;
+  std::vector<std::string>* warnings_;
   std::unordered_map<std::string, BranchTable> tables_;
 };
 
@@ -472,6 +478,7 @@ struct Slice::Impl {
   BitMap selected;  // S
   BitMap context;   // C: markers and closers of the calls kept as context
   BitMap refd;      // R: every node a kept node references
+  std::vector<std::string> warnings;
 
   void Select(NodeId id) {
     if (selected.Set(id)) ++count;
@@ -491,6 +498,7 @@ NodeId Slice::start() const { return impl_->start; }
 const SliceOptions& Slice::options() const { return impl_->opts; }
 const std::string& Slice::path() const { return impl_->path; }
 std::string Slice::description() const { return DescribeSlice(impl_->path, impl_->opts); }
+const std::vector<std::string>& Slice::warnings() const { return impl_->warnings; }
 
 std::string DescribeSlice(std::string_view path, const SliceOptions& opts) {
   std::string s = opts.direction == SliceDirection::kBackward ? "backward " : "forward ";
@@ -511,7 +519,7 @@ struct Walk {
   bool control;
 
   Walk(const Trace& t, Slice::Impl& impl)
-      : trace(t), s(impl), reader(t), tables(t), control(impl.opts.control) {}
+      : trace(t), s(impl), reader(t), tables(t, &impl.warnings), control(impl.opts.control) {}
 
   // Records call `c` as context: its marker and closer are kept, and so is
   // everything they reference.
@@ -978,8 +986,9 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
 // ---------------------------------------------------------------- BranchConditions
 
 struct BranchConditions::Impl {
-  explicit Impl(const Trace& t) : trace(t), tables(t) {}
+  explicit Impl(const Trace& t) : trace(t), tables(t, &warnings) {}
   const Trace& trace;
+  std::vector<std::string> warnings;  // irt-dot draws what it has
   BranchTables tables;
 };
 

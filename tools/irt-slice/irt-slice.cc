@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
     IRT_ASSIGN_OR_RETURN(irt::Slice slice,
                          irt::ComputeSlice(trace, backward.empty() ? forward : backward, opts));
+    for (const std::string& w : slice.warnings()) cli.log().warn("{}", w);
     cli.log().info("{}: {} nodes selected of {}", slice.description(), slice.size(), trace.size());
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/!list));
     irt::Status s = list ? irt::PrintSliceList(trace, slice, popts, *out)

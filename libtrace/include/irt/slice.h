@@ -90,6 +90,10 @@ class Slice {
   /// The path it was asked for, and DescribeSlice of it.
   const std::string& path() const;
   std::string description() const;
+  /// What the slice may lack: with `control`, one line per function whose
+  /// IR the trace does not carry, so that the conditions of its branches
+  /// not taken are unknown (the slice keeps only the jumps taken).
+  const std::vector<std::string>& warnings() const;
 
   struct Impl;  // opaque; defined in slice.cc
 
