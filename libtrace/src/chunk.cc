@@ -447,9 +447,15 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   // The call holding each node as a body node: >= 0 for the local index of
   // a marker in this chunk; -(L + 1) for the call open at level L (0 = root)
   // when the chunk started.
-  std::vector<int32_t> container(n);
-  std::vector<uint8_t> closed(n, 0);    // by local marker index
-  std::vector<uint32_t> open;           // local markers of the calls opened here and still open
+  // Scratch reused across chunks (a chunk may hold 2^16 nodes or more);
+  // plain pointers in the loop, not thread_local accesses.
+  thread_local std::vector<int32_t> container_buf;
+  thread_local std::vector<uint8_t> closed_buf;
+  if (container_buf.size() < n) container_buf.resize(n);
+  closed_buf.assign(n, 0);
+  int32_t* const container = container_buf.data();
+  uint8_t* const closed = closed_buf.data();  // by local marker index
+  std::vector<uint32_t> open;                 // local markers of the calls opened here, still open
   std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
   uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open
   uint32_t pre_last_jump = 0;           // the innermost of those: local index + 1 of its last jump
@@ -468,24 +474,42 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       c->classes() ? reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()) : nullptr;
   const uint32_t* refs = c->refs() ? c->refs()->data() : nullptr;
   const uint64_t nclasses = facts->class_refs.size();
+  const uint16_t* const class_refs = facts->class_refs.data();
   const uint64_t pool = c->refs() ? c->refs()->size() : 0;
-  // Classes whose values hold an index or a restricted bit pattern.
+  // Per class, how its values are checked: 0 any bits, 1 Bool (0 or 1),
+  // 2 Float32 (high half zero), 3 an index (CheckNode checks it).
   std::vector<uint8_t> value_check(nclasses);
   for (uint64_t i = 0; i < nclasses; ++i) {
     fb::VKind v = classes[i].vkind();
-    value_check[i] = v == fb::VKind::Bool || v == fb::VKind::F32 || v >= fb::VKind::String;
+    value_check[i] = v == fb::VKind::Bool     ? 1
+                     : v == fb::VKind::F32    ? 2
+                     : v >= fb::VKind::String ? 3
+                                              : 0;
   }
+  // The call holding the current node as a body node, encoded as in `container`.
+  int32_t current = -static_cast<int32_t>(pre_open);
   for (uint32_t local = 0; local < n; ++local) {
     const NodeId id = base + local;
     const fb::Node* node = &nodes[local];
     // CheckNode's checks, inline on the common path; it words the failure.
     const uint32_t cls = node->cls();
-    bool fast_ok = cls < nclasses && !value_check[cls] &&
-                   uint64_t{node->first_ref()} + facts->class_refs[cls] <= pool;
-    for (uint32_t j = 0; fast_ok && j < facts->class_refs[cls]; ++j) {
-      uint32_t d = flatbuffers::EndianScalar(refs[node->first_ref() + j]);
-      fast_ok = d != 0 && d <= id;
+    bool fast_ok = cls < nclasses && uint64_t{node->first_ref()} + class_refs[cls] <= pool;
+    if (fast_ok) {
+      switch (value_check[cls]) {
+        case 1:
+          fast_ok = node->value() <= 1;
+          break;
+        case 2:
+          fast_ok = node->value() >> 32 == 0;
+          break;
+        case 3:
+          fast_ok = false;
+          break;
+        default:
+          break;
+      }
     }
+    // Reference distances 1 <= d <= id are checked below, with each use.
     if (!fast_ok) {
       Status s = CheckNode(c, *facts, local, id);
       if (!s.ok()) return fail(id, s.message());
@@ -500,16 +524,18 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     } else if (open.empty() && pre_open == 0) {
       return fail(id, "node after the root call has closed");
     }
-    auto current = [&] {
-      return open.empty() ? -static_cast<int32_t>(pre_open) : static_cast<int32_t>(open.back());
-    };
-    container[local] = current();
+    container[local] = current;
     const bool closer = kind == fb::Kind::Return || kind == fb::Kind::Error;
     const bool block_arg = kind == fb::Kind::Argument && k->aux() != 0;
-    const uint32_t nrefs = facts->class_refs[node->cls()];
+    const uint32_t nrefs = class_refs[cls];
     const uint32_t nvalue_refs = closer ? nrefs - 1 : nrefs;
+    const uint32_t* node_refs = refs + node->first_ref();
+    for (uint32_t j = 0; j < nrefs; ++j) {
+      const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
+      if (d == 0 || d > id) return fail(id, CheckNode(c, *facts, local, id).message());
+    }
     for (uint32_t j = 0; j < nvalue_refs; ++j) {
-      const NodeId t = id - flatbuffers::EndianScalar(refs[node->first_ref() + j]);
+      const NodeId t = id - flatbuffers::EndianScalar(node_refs[j]);
       auto which = [j] { return "reference " + std::to_string(j + 1); };
       if (t < base) {
         // A block argument's jump lies in an earlier chunk only when its call
@@ -552,6 +578,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       case fb::Kind::Call:
         open.push_back(local);
         last_jump.push_back(0);
+        current = static_cast<int32_t>(local);
         break;
       case fb::Kind::Jump:
         if (open.empty()) {
@@ -584,7 +611,9 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
           --pre_open;
           pre_last_jump = 0;  // the enclosing call's last jump lies in an earlier chunk
         }
-        container[local] = current();  // a closer belongs to the caller's body
+        current =
+            open.empty() ? -static_cast<int32_t>(pre_open) : static_cast<int32_t>(open.back());
+        container[local] = current;  // a closer belongs to the caller's body
         break;
       }
       default:
