@@ -1,5 +1,7 @@
 // The trace fuzzer's body: every read-side entry point of libtrace over one
-// byte string, with work bounded so that one input stays fast.
+// byte string, and the analyses of the tools (irt-grad, irt-slice, irt-diff,
+// irt-replay, irt-stats, irt-dot), with work bounded so that one input stays
+// fast.
 #include "trace_fuzz_body.h"
 
 #include <fcntl.h>
@@ -10,10 +12,18 @@
 #include <vector>
 
 #include "irt/check.h"
+#include "irt/diff.h"
+#include "irt/dot.h"
+#include "irt/grad.h"
 #include "irt/graph.h"
 #include "irt/output.h"
 #include "irt/print.h"
+#include "irt/replay.h"
+#include "irt/rules.h"
+#include "irt/slice.h"
+#include "irt/stats.h"
 #include "irt/trace.h"
+#include "trace_mutator.h"
 
 namespace irt::fuzz {
 
@@ -23,6 +33,8 @@ namespace {
 // queries (Dependents, Forward) run.
 constexpr size_t kNodeBudget = 4096;
 constexpr size_t kQueryBodyLimit = 128;
+// The largest trace on which the tools' analyses run.
+constexpr uint64_t kAnalysisNodeLimit = 4096;
 
 void WalkNode(const Trace& trace, const CallBody& body, size_t pos) {
   PrintOptions opts;
@@ -82,7 +94,8 @@ void Print(const Trace& trace) {
   (void)(*out)->Commit();
 }
 
-// The checker takes a path: give it a memfd (mapped, like a regular file).
+// The checker and irt-stats take a path: give them a memfd (mapped, like a
+// regular file).
 void CheckMapped(const uint8_t* data, size_t size) {
   static int fd = memfd_create("irt-fuzz", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, 0) != 0) return;
@@ -92,7 +105,92 @@ void CheckMapped(const uint8_t* data, size_t size) {
     if (w <= 0) return;
     done += static_cast<size_t>(w);
   }
-  (void)CheckTrace("/dev/fd/" + std::to_string(fd));
+  std::string path = "/dev/fd/" + std::to_string(fd);
+  (void)CheckTrace(path);
+  auto out = Output::Open("/dev/null");
+  if (!out.ok()) return;
+  StatsOptions opts;
+  (void)PrintStats(path, opts, false, **out);
+  opts.chunks = true;
+  opts.top = 3;
+  (void)PrintStats(path, opts, true, **out);
+}
+
+const RuleSet& DefaultRules() {
+  static const RuleSet* rules = [] {
+    auto r = RuleSet::Load(std::string(IRT_SOURCE_DIR) + "/rules/default.rules");
+    return new RuleSet(r.ok() ? std::move(r).value() : RuleSet());
+  }();
+  return *rules;
+}
+
+void Grad(const Trace& trace, Output& out) {
+  GradOptions reverse;
+  auto r = Differentiate(trace, DefaultRules(), reverse);
+  if (r.ok()) (void)PrintGradient(*r, {}, out);
+  reverse.keep_adjoints = true;
+  (void)EmitGradientTrace(trace, DefaultRules(), reverse, out);
+  GradOptions forward;
+  forward.mode = GradMode::kForward;
+  forward.tangents = {{2, Value::F64(1.0)}};
+  auto f = Differentiate(trace, DefaultRules(), forward);
+  if (f.ok()) (void)PrintGradient(*f, {.json = true}, out);
+}
+
+void Slices(const Trace& trace, Output& out) {
+  for (const char* path : {"@", "@2", "@3/@2"}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      SliceOptions opts;
+      opts.direction = variant == 1 ? SliceDirection::kForward : SliceDirection::kBackward;
+      opts.through_calls = variant != 0;
+      opts.control = variant == 2;
+      auto slice = ComputeSlice(trace, path, opts);
+      if (!slice.ok()) continue;
+      (void)PrintSliceList(trace, *slice, {}, out);
+      if (variant == 2) {
+        (void)WriteSliceTrace(trace, *slice, out);
+        DotOptions dot;
+        dot.max_nodes = 200;
+        dot.highlight = &*slice;
+        (void)WriteDot(trace, dot, out);
+      }
+    }
+  }
+}
+
+void Diff(const Trace& trace, const uint8_t* data, size_t size, Output& out) {
+  DiffOptions opts;
+  opts.max_edits = 200;
+  (void)DiffTraces(trace, trace, opts, out);
+  std::vector<uint8_t> other = MutateTrace({data, size}, size, size + 4096);
+  auto b = Trace::FromBytes(other.data(), other.size(), "fuzz-b", {.allow_partial = true});
+  if (!b.ok() || b->size() > kAnalysisNodeLimit) return;
+  (void)DiffTraces(trace, *b, opts, out);
+  opts.format = DiffFormat::kJson;
+  (void)DiffTraces(*b, trace, opts, out);
+}
+
+void ReplayWithChange(const Trace& trace, Output& out) {
+  for (const char* spec : {"@2=2.5", "@2=-1", "@3=0.0"}) {
+    auto change = ParseReplayChange(spec);
+    if (!change.ok()) continue;
+    auto r = Replay::Run(trace, std::span<const ReplayChange>(&*change, 1));
+    if (r.ok() && r->has_output()) (void)r->Write(out);
+  }
+}
+
+// The tools' analyses, on traces small enough to keep one input fast.
+void Analyses(const Trace& trace, const uint8_t* data, size_t size) {
+  if (trace.size() > kAnalysisNodeLimit) return;
+  auto out = Output::Open("/dev/null");
+  if (!out.ok()) return;
+  Grad(trace, **out);
+  Slices(trace, **out);
+  Diff(trace, data, size, **out);
+  ReplayWithChange(trace, **out);
+  DotOptions dot;
+  dot.max_nodes = 300;
+  (void)WriteDot(trace, dot, **out);
 }
 
 // ...and a pipe (read chunk by chunk), when the input fits in its buffer.
@@ -123,6 +221,7 @@ void RunOne(const uint8_t* data, size_t size) {
     if (trace.ok()) {
       WalkTree(*trace);
       Print(*trace);
+      Analyses(*trace, data, size);
     }
   }
   CheckMapped(data, size);

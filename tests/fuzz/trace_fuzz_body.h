@@ -13,7 +13,10 @@ namespace irt::fuzz {
 /// output, which the caller points at /dev/null), and the complete checker
 /// over a memfd (the mmap path) and, for inputs that fit, a pipe (the
 /// streaming path). Every failure must be an error Status: a crash, a hang,
-/// a sanitizer report or unbounded memory is a bug in libtrace.
+/// a sanitizer report or unbounded memory is a bug in libtrace. On traces of
+/// at most a few thousand nodes it also runs the tools' analyses: gradients
+/// (reverse and forward, default rules), slices, diffs (against itself and
+/// a mutated copy), a replay with changed arguments, statistics and dot.
 void RunOne(const uint8_t* data, size_t size);
 
 }  // namespace irt::fuzz
