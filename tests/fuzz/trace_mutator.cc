@@ -634,6 +634,16 @@ class Mutator {
     std::vector<SiteRef> sites;
     ChunkFacts facts;
     CollectSites(c, reinterpret_cast<const uint8_t*>(store.data()), &sites, &facts);
+    // Often only the sites whose changes leave most traces valid, so that
+    // the analyses behind the checks see new values too.
+    bool keep_valid = Chance(40);
+    if (keep_valid) {
+      std::erase_if(sites, [](const SiteRef& s) {
+        return s.site != Site::kNodeValue && s.site != Site::kStringByte &&
+               s.site != Site::kClassLocation && s.site != Site::kValue;
+      });
+      if (sites.empty()) return ByteMutate(std::move(b));
+    }
     int n = Chance(70) ? 1 : 2 + static_cast<int>(Below(3));
     uint8_t* chunk = b.data() + f.chunks[i].first;
     for (int k = 0; k < n; ++k) {
@@ -641,7 +651,12 @@ class Mutator {
       uint8_t* at = chunk + s.at;
       if (s.site == Site::kValue || s.site == Site::kTupleItem) {
         auto kind = static_cast<fb::VKind>(at[kValueVKind]);
-        if (s.site == Site::kTupleItem && Chance(50)) {
+        if (keep_valid) {
+          if (kind == fb::VKind::F64 || kind == fb::VKind::I64) {
+            uint64_t bits = Interesting64();
+            std::memcpy(at, &bits, 8);
+          }
+        } else if (s.site == Site::kTupleItem && Chance(50)) {
           // A tuple item that refers to itself, to a later tuple, or (shared)
           // to the one just below it.
           kind = fb::VKind::Tuple;
@@ -661,6 +676,7 @@ class Mutator {
       uint64_t old = 0;
       std::memcpy(&old, at, s.width);  // little-endian hosts only, as the format
       uint64_t v = ValueFor(s, s.site == Site::kVectorLength ? s.hint : old, facts);
+      if (keep_valid && s.site == Site::kNodeValue) v = Interesting64();
       std::memcpy(at, &v, s.width);
     }
     return b;
