@@ -5,8 +5,11 @@
 #     release    Release build (build-release/), ctest: unit tests + golden cases
 #     sanitize   ASan+UBSan build (build-asan/, -DIRT_SANITIZE=ON), ctest again
 #     fuzz       clang libFuzzer build (build-fuzz/): replays every input in
-#                tests/fuzz/regressions/, then fuzzes the reader and checker
-#                for IRT_FUZZ_SECONDS over the seed corpus tests/fuzz/corpus/
+#                tests/fuzz/regressions/, then fuzzes the reader, checker and
+#                the tools' analyses with the structure-aware mutator for
+#                IRT_FUZZ_SECONDS over the seed corpus tests/fuzz/corpus/
+#                (the release phase's ctest runs a short campaign of every
+#                tool over mutated traces, tests/fuzz/campaign.py)
 #     man        man/check.sh: mandoc lint, pages up to date, every --help
 #                option documented, examples real (needs the release build)
 #

@@ -9,9 +9,10 @@ sanitizers, whose shadow memory needs more) and a file-size limit, in a
 private TMPDIR whose size is checked after each run, and classifies each run:
 
   ok          exit 0 (irt-diff: 0 or 1)
-  error       exit 1 or 2 with exactly one stderr line 'TOOL: error: ...'
-  messy       exit 1 or 2 with other stderr (several lines, no prefix)
-  crash       a signal, an exit status above 2, or a sanitizer report
+  error       exit 1 or 2 (irt-replay: 3, a divergence) with exactly one
+              stderr line 'TOOL: error: ...'
+  messy       such an exit with other stderr (several lines, no prefix)
+  crash       a signal, a higher exit status, or a sanitizer report
   hang        the time limit
   memory      killed at the address-space limit, or bad_alloc
   disk        the file-size limit, or TMPDIR/outputs over the disk limit
@@ -55,6 +56,10 @@ COMMANDS = [
     ("replay", "irt-replay", ["--set", "@2=2.5", "-o", "{out}", "{in}"]),
     ("diff", "irt-diff", ["{b}", "{in}"]),
 ]
+
+# The largest exit status that reports an error; irt-replay exits with 3
+# when the change makes the recorded execution diverge.
+ERROR_STATUS = {"irt-replay": 3}
 
 SANITIZER_TEXT = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
                   "runtime error:", "MemorySanitizer", "ThreadSanitizer")
@@ -148,7 +153,7 @@ class Campaign:
             cls = "disk"
         elif any(s in text for s in MEMORY_TEXT) or (rc == -signal.SIGKILL):
             cls = "memory"
-        elif rc < 0 or rc > 2:
+        elif rc < 0 or rc > ERROR_STATUS.get(tool, 2):
             cls = "crash"
         elif rc == 0 or (tool == "irt-diff" and rc == 1 and not text):
             cls = "ok"
