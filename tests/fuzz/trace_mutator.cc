@@ -419,8 +419,11 @@ class Mutator {
       // before it (writers give each node consecutive references).
       std::vector<uint64_t> owner(facts->refs, facts->base);
       for (uint32_t i = 0; i < facts->nodes; ++i) {
-        const fb::Node* n = c->nodes()->Get(i);
-        size_t a = off(n);
+        const fb::Node* at = c->nodes()->Get(i);
+        fb::Node node;
+        std::memcpy(&node, at, sizeof node);
+        const fb::Node* n = &node;
+        size_t a = off(at);
         s->push_back({a + kNodeValue, 8, Site::kNodeValue});
         s->push_back({a + kNodeCls, 4, Site::kNodeCls});
         s->push_back({a + kNodeFirstRef, 4, Site::kNodeFirstRef});
@@ -687,7 +690,13 @@ class Mutator {
   template <typename T>
   static void Structs(const flatbuffers::Vector<const T*>* v, std::vector<T>* out) {
     if (v == nullptr) return;
-    for (const T* x : *v) out->push_back(*x);
+    // memcpy: a mutated chunk may hold them less aligned than their type.
+    auto p = reinterpret_cast<const uint8_t*>(v->Data());
+    for (uint32_t i = 0; i < v->size(); ++i) {
+      T x;
+      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      out->push_back(x);
+    }
   }
 
   static ChunkModel Decode(const fb::Chunk* c) {
@@ -715,7 +724,10 @@ class Mutator {
     if (c->tensors()) {
       for (const fb::Tensor* t : *c->tensors()) {
         ChunkModel::TensorModel tm{t->dtype(), {}, {}};
-        if (t->shape()) tm.shape.assign(t->shape()->begin(), t->shape()->end());
+        if (t->shape()) {
+          tm.shape.resize(t->shape()->size());
+          std::memcpy(tm.shape.data(), t->shape()->Data(), 8 * tm.shape.size());
+        }
         if (t->data()) tm.data.assign(t->data()->begin(), t->data()->end());
         m.tensors.push_back(std::move(tm));
       }
