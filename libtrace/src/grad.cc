@@ -1515,7 +1515,8 @@ Status Prepare(const Trace& trace, GradResult* r, bool* result_float) {
 
 Status CheckResultDifferentiable(const GradResult& r, bool result_float) {
   if (!result_float) {
-    return InvalidArgument("the result of " + r.function + " is " + TypeName(r.result) +
+    return InvalidArgument("the result of " + DisplayString(r.function) + " is " +
+                           TypeName(r.result) +
                            "; only Float64, Float32 and tensors of them have derivatives");
   }
   return Status::Ok();
@@ -1529,7 +1530,7 @@ Status CheckSomeDifferentiable(const GradResult& r, const std::vector<ArgumentDe
       names +=
           (names.empty() ? "" : ", ") + ("@" + std::to_string(a.pos)) + "::" + TypeName(a.value);
   }
-  return InvalidArgument("no differentiable argument: " + r.function + " takes " +
+  return InvalidArgument("no differentiable argument: " + DisplayString(r.function) + " takes " +
                          (names.empty() ? std::string("no chosen arguments") : names) +
                          "; derivatives exist for Float64, Float32 and tensors of them");
 }
@@ -1541,13 +1542,14 @@ Result<Value> DefaultSeed(const GradResult& r, const GradOptions& opts) {
               s.kind() == VKind::kTensor;
     if (!ok) return UsageError("the seed must be a number or a tensor, not " + TypeName(s));
     if (r.result.kind() != VKind::kTensor && s.kind() == VKind::kTensor) {
-      return InvalidArgument("the result of " + r.function + " is a " + TypeName(r.result) +
-                             "; the seed must be a number");
+      return InvalidArgument("the result of " + DisplayString(r.function) + " is a " +
+                             TypeName(r.result) + "; the seed must be a number");
     }
     return s;
   }
   if (r.result.kind() == VKind::kTensor) {
-    return InvalidArgument("the result of " + r.function + " is a " + TypeName(r.result) +
+    return InvalidArgument("the result of " + DisplayString(r.function) + " is a " +
+                           TypeName(r.result) +
                            "; give its adjoint with --seed (a tensor of its shape, or a number)");
   }
   return r.result.kind() == VKind::kF32 ? Value::F32(1.0f) : Value::F64(1.0);
