@@ -316,7 +316,11 @@ class Mutator {
         return out;
       }
       case 4:  // cut a chunk at an 8-byte boundary (still framed, not verifiable)
-        parts[k].resize(std::max<size_t>(8, parts[k].size() / 8 * 8 - 8 * Below(4)));
+      {
+        size_t cut = parts[k].size() / 8 * 8;
+        cut -= std::min(cut, 8 * Below(4));
+        parts[k].resize(std::max<size_t>(8, std::min(cut, parts[k].size())));
+      }
         {
           uint32_t len = static_cast<uint32_t>(parts[k].size() - 4);
           std::memcpy(parts[k].data(), &len, 4);
@@ -726,7 +730,8 @@ class Mutator {
         ChunkModel::TensorModel tm{t->dtype(), {}, {}};
         if (t->shape()) {
           tm.shape.resize(t->shape()->size());
-          std::memcpy(tm.shape.data(), t->shape()->Data(), 8 * tm.shape.size());
+          if (!tm.shape.empty())
+            std::memcpy(tm.shape.data(), t->shape()->Data(), 8 * tm.shape.size());
         }
         if (t->data()) tm.data.assign(t->data()->begin(), t->data()->end());
         m.tensors.push_back(std::move(tm));
