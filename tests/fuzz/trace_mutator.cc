@@ -729,9 +729,13 @@ class Mutator {
       for (const fb::Tensor* t : *c->tensors()) {
         ChunkModel::TensorModel tm{t->dtype(), {}, {}};
         if (t->shape()) {
-          tm.shape.resize(t->shape()->size());
-          if (!tm.shape.empty())
-            std::memcpy(tm.shape.data(), t->shape()->Data(), 8 * tm.shape.size());
+          // Element by element: a mutated shape may be misaligned.
+          const uint8_t* p = t->shape()->Data();
+          for (uint32_t i = 0; i < t->shape()->size(); ++i) {
+            int64_t d;
+            std::memcpy(&d, p + 8 * static_cast<size_t>(i), 8);
+            tm.shape.push_back(d);
+          }
         }
         if (t->data()) tm.data.assign(t->data()->begin(), t->data()->end());
         m.tensors.push_back(std::move(tm));
