@@ -2287,7 +2287,7 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
     out << s;
     return Status::Ok();
   }
-  s += "⟨" + r.function + "⟩(";
+  s += "⟨" + DisplayString(r.function) + "⟩(";
   for (size_t i = 0; i < r.call_args.size(); ++i) {
     if (i) s += ", ";
     s += "⟨" + FormatValue(r.call_args[i], fo) + "⟩";

@@ -430,6 +430,10 @@ std::vector<Variant> Variants() {
        "a valid trace whose sin is named \"sin\", a newline, ESC [31m and a forged "
        "\"irt-grad: error:\" line",
        edit([](auto& t) { t[1].strings[0] = "sin\n\x1b[31mirt-grad: error: forged\x1b[0m"; })},
+      {"root-forge",
+       "a valid trace whose root function is named \"f\", a newline and a forged "
+       "\"irt-grad: error:\" line",
+       edit([](auto& t) { t[0].strings[0] = "f\nirt-grad: error: forged"; })},
       {"op-utf8", "a valid trace whose sin is named with bytes that are not UTF-8 (s FF in C3)",
        edit([](auto& t) { t[1].strings[0] = "s\xffin\xc3"; })},
       {"op-long", "a valid trace whose sin is named with 100000 bytes",
