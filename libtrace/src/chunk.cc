@@ -433,6 +433,66 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
   return CheckNodes(c, facts);
 }
 
+namespace {
+
+// Why CheckNodes refused a node; NodeError words it. Kept out of the loop so
+// that the loop stays small.
+enum class Why {
+  kFirstNotCall,    // a: the node's kind
+  kAfterRoot,       //
+  kRefMarker,       // a: reference number, b: target
+  kRefJump,         // a: reference number, b: target
+  kRefClosed,       // a: reference number, b: target
+  kBlockArgJump,    //
+  kBlockArgK,       // a: aux, b: block arguments the jump passes
+  kClosesWrong,     // a: marker, b: innermost open marker
+  kClosesNone,      // a: marker
+  kClosesNotInner,  // a: marker
+};
+
+[[gnu::cold, gnu::noinline]] Status NodeError(ChunkFacts* facts, NodeId id, Why why, uint64_t a = 0,
+                                              uint64_t b = 0) {
+  facts->failed_node = id;
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  switch (why) {
+    case Why::kFirstNotCall:
+      return DataError("the first node must open the root call, it is of kind " +
+                       std::string(NodeKindName(static_cast<NodeKind>(a))));
+    case Why::kAfterRoot:
+      return DataError("node after the root call has closed");
+    case Why::kRefMarker:
+      return DataError("reference " + n(a) + " points to the call marker at node " + n(b) +
+                       ", which has no value (a call's value is its closer's)");
+    case Why::kRefJump:
+      return DataError("reference " + n(a) + " points to the jump at node " + n(b) +
+                       ", which has no value");
+    case Why::kRefClosed:
+      return DataError("reference " + n(a) + " points to node " + n(b) +
+                       ", inside a call that has closed (only its closer is visible)");
+    case Why::kBlockArgJump:
+      return DataError("a block argument must reference the last jump of its call");
+    case Why::kBlockArgK:
+      return DataError("block argument " + n(a) + " of a jump that passes " + n(b));
+    case Why::kClosesWrong:
+      return DataError("closes node " + n(a) + ", but the innermost open call starts at node " +
+                       n(b));
+    case Why::kClosesNone:
+      return DataError("closes node " + n(a) + ", but no call is open");
+    case Why::kClosesNotInner:
+      return DataError("closes node " + n(a) + ", which is not the innermost open call");
+  }
+  return DataError("invalid node");
+}
+
+[[gnu::cold, gnu::noinline]] Status NodeCheckError(const fb::Chunk* c, ChunkFacts* facts,
+                                                   uint32_t local, NodeId id) {
+  Status s = CheckNode(c, *facts, local, id);
+  facts->failed_node = id;
+  return s.ok() ? DataError("invalid node") : s;
+}
+
+}  // namespace
+
 Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   const uint32_t n = c->nodes() ? c->nodes()->size() : 0;
   const NodeId base = c->base();
@@ -460,10 +520,6 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open
   uint32_t pre_last_jump = 0;           // the innermost of those: local index + 1 of its last jump
   NodeId last_pre_marker = base;        // markers of earlier chunks close in decreasing order
-  auto fail = [&](NodeId id, const std::string& what) {
-    facts->failed_node = id;
-    return DataError(what);
-  };
   if (n == 0) {
     facts->end_depth = pre_open;
     return Status::Ok();
@@ -512,17 +568,16 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     // Reference distances 1 <= d <= id are checked below, with each use.
     if (!fast_ok) {
       Status s = CheckNode(c, *facts, local, id);
-      if (!s.ok()) return fail(id, s.message());
+      if (!s.ok()) return NodeCheckError(c, facts, local, id);
     }
     const fb::NodeClass* k = &classes[cls];
     const fb::Kind kind = k->kind();
     if (id == 0) {
       if (kind != fb::Kind::Call) {
-        return fail(id, "the first node must open the root call, it is of kind " +
-                            std::string(NodeKindName(static_cast<NodeKind>(kind))));
+        return NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind));
       }
     } else if (open.empty() && pre_open == 0) {
-      return fail(id, "node after the root call has closed");
+      return NodeError(facts, id, Why::kAfterRoot);
     }
     container[local] = current;
     const bool closer = kind == fb::Kind::Return || kind == fb::Kind::Error;
@@ -532,46 +587,41 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     const uint32_t* node_refs = refs + node->first_ref();
     for (uint32_t j = 0; j < nrefs; ++j) {
       const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
-      if (d == 0 || d > id) return fail(id, CheckNode(c, *facts, local, id).message());
+      if (d == 0 || d > id) return NodeCheckError(c, facts, local, id);
     }
     for (uint32_t j = 0; j < nvalue_refs; ++j) {
       const NodeId t = id - flatbuffers::EndianScalar(node_refs[j]);
-      auto which = [j] { return "reference " + std::to_string(j + 1); };
       if (t < base) {
         // A block argument's jump lies in an earlier chunk only when its call
         // began there and has made no jump in this chunk yet.
         if (block_arg && (!open.empty() || pre_last_jump != 0)) {
-          return fail(id, "a block argument must reference the last jump of its call");
+          return NodeError(facts, id, Why::kBlockArgJump);
         }
         continue;  // in an earlier chunk: the streaming checker looks further
       }
       const uint32_t tl = static_cast<uint32_t>(t - base);
       const fb::NodeClass* tk = &classes[nodes[tl].cls()];
       if (tk->kind() == fb::Kind::Call) {
-        return fail(id, which() + " points to the call marker at node " + std::to_string(t) +
-                            ", which has no value (a call's value is its closer's)");
+        return NodeError(facts, id, Why::kRefMarker, j + 1, t);
       }
       if (block_arg) {
         uint32_t want = open.empty() ? pre_last_jump : last_jump.back();
         if (tk->kind() != fb::Kind::Jump || want != tl + 1) {
-          return fail(id, "a block argument must reference the last jump of its call");
+          return NodeError(facts, id, Why::kBlockArgJump);
         }
         uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
         if (k->aux() > passed) {
-          return fail(id, "block argument " + std::to_string(k->aux()) + " of a jump that passes " +
-                              std::to_string(passed));
+          return NodeError(facts, id, Why::kBlockArgK, k->aux(), passed);
         }
         continue;
       }
       if (tk->kind() == fb::Kind::Jump) {
-        return fail(id, which() + " points to the jump at node " + std::to_string(t) +
-                            ", which has no value");
+        return NodeError(facts, id, Why::kRefJump, j + 1, t);
       }
       const int32_t ct = container[tl];
       const bool visible = ct >= 0 ? closed[ct] == 0 : static_cast<uint32_t>(-ct) <= pre_open;
       if (!visible) {
-        return fail(id, which() + " points to node " + std::to_string(t) +
-                            ", inside a call that has closed (only its closer is visible)");
+        return NodeError(facts, id, Why::kRefClosed, j + 1, t);
       }
     }
     switch (kind) {
@@ -592,20 +642,17 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
         const NodeId marker = id - flatbuffers::EndianScalar(refs[node->first_ref() + nrefs - 1]);
         if (!open.empty()) {
           if (marker != base + open.back()) {
-            return fail(id, "closes node " + std::to_string(marker) +
-                                ", but the innermost open call starts at node " +
-                                std::to_string(base + open.back()));
+            return NodeError(facts, id, Why::kClosesWrong, marker, base + open.back());
           }
           closed[open.back()] = 1;
           open.pop_back();
           last_jump.pop_back();
         } else {
           if (pre_open == 0) {
-            return fail(id, "closes node " + std::to_string(marker) + ", but no call is open");
+            return NodeError(facts, id, Why::kClosesNone, marker);
           }
           if (marker >= last_pre_marker) {
-            return fail(id, "closes node " + std::to_string(marker) +
-                                ", which is not the innermost open call");
+            return NodeError(facts, id, Why::kClosesNotInner, marker);
           }
           last_pre_marker = marker;
           --pre_open;
