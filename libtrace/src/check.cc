@@ -8,17 +8,15 @@ namespace irt {
 Result<CheckSummary> CheckTrace(const std::string& path) {
   IRT_ASSIGN_OR_RETURN(ChunkStream stream, ChunkStream::Open(path));
   CheckSummary sum;
-  std::vector<NodeId> open;  // markers of the open calls
+  // ChunkStream checks every chunk and its nodes (internal::VerifyChunk);
+  // what is left needs the calls opened in earlier chunks.
+  internal::CallStack calls;
   NodeId id = 0;
-  bool root_closed = false;
   for (;;) {
     IRT_ASSIGN_OR_RETURN(const fb::Chunk* c, stream.Next());
     if (c == nullptr) break;
     const ChunkInfo& info = stream.info();
     const internal::ChunkFacts& facts = internal::FactsOf(stream);
-    auto fail = [&](NodeId node, const std::string& what) -> Status {
-      return DataError(stream.name() + ": " + internal::At(info.index, node, what));
-    };
     if (sum.chunks == 0) {
       sum.format_major = c->format_major();
       sum.format_minor = c->format_minor();
@@ -27,36 +25,18 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
         if (c->producer()->version()) sum.producer_version = c->producer()->version()->str();
       }
     }
-    if (info.base_depth != open.size()) {
+    if (info.base_depth != calls.depth()) {
       return DataError(stream.name() + ": chunk " + std::to_string(info.index) +
                        ": starts at call depth " + std::to_string(info.base_depth) +
-                       ", the nodes before it leave " + std::to_string(open.size()) +
+                       ", the nodes before it leave " + std::to_string(calls.depth()) +
                        " calls open");
     }
+    NodeId failed = kNoNode;
+    Status s = calls.Feed(c, facts, &failed);
+    if (!s.ok())
+      return DataError(stream.name() + ": " + internal::At(info.index, failed, s.message()));
     uint32_t n = c->nodes() ? c->nodes()->size() : 0;
-    for (uint32_t local = 0; local < n; ++local, ++id) {
-      // ChunkStream checked every node (internal::CheckNodes); what is left
-      // is what needs the calls opened in earlier chunks.
-      const fb::Node* node = c->nodes()->Get(local);
-      const fb::NodeClass* k = c->classes()->Get(node->cls());
-      if (root_closed) return fail(id, "node after the root call has closed");
-      if (k->kind() == fb::Kind::Call) {
-        open.push_back(id);
-        ++sum.calls;
-        if (open.size() > sum.max_depth) sum.max_depth = open.size();
-      } else if (k->kind() == fb::Kind::Return || k->kind() == fb::Kind::Error) {
-        uint32_t nrefs = facts.class_refs[node->cls()];
-        NodeId marker = id - c->refs()->Get(node->first_ref() + nrefs - 1);
-        if (open.empty() || marker != open.back()) {
-          return fail(id, "closes node " + std::to_string(marker) +
-                              (open.empty() ? ", but no call is open"
-                                            : ", but the innermost open call starts at node " +
-                                                  std::to_string(open.back())));
-        }
-        open.pop_back();
-        if (open.empty()) root_closed = true;
-      }
-    }
+    id += n;
     sum.nodes += n;
     ++sum.chunks;
     if (info.last) {
@@ -66,13 +46,15 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
                          ": final chunk says " + std::to_string(c->total_nodes()) +
                          " nodes, the chunks hold " + std::to_string(id));
       }
-      if (!open.empty()) {
-        return DataError(stream.name() + ": the trace ends with " + std::to_string(open.size()) +
-                         " calls still open (the call at node " + std::to_string(open.back()) +
-                         " never returns)");
+      if (calls.depth() != 0) {
+        return DataError(stream.name() + ": the trace ends with " + std::to_string(calls.depth()) +
+                         " calls still open (the call at node " +
+                         std::to_string(calls.innermost()) + " never returns)");
       }
     }
   }
+  sum.calls = calls.calls();
+  sum.max_depth = calls.max_depth();
   sum.bytes = stream.bytes_read();
   return sum;
 }

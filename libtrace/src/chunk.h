@@ -85,6 +85,27 @@ Status CheckNode(const fb::Chunk* chunk, const ChunkFacts& facts, uint32_t local
 /// of its own call, not into a call that has closed). Sets facts->end_depth.
 Status CheckNodes(const fb::Chunk* chunk, ChunkFacts* facts);
 
+/// The calls open across chunks. Fed every verified chunk in order, it
+/// checks what a chunk alone cannot: that a closer of a call opened in an
+/// earlier chunk links to the innermost open marker. Used by CheckTrace and
+/// by Trace,
+/// which feeds it the chunks as they are verified in order.
+class CallStack {
+ public:
+  /// On an error, *failed_node is the closer at fault.
+  Status Feed(const fb::Chunk* chunk, const ChunkFacts& facts, NodeId* failed_node);
+  size_t depth() const { return open_.size(); }
+  /// The marker of the innermost open call (depth() > 0).
+  NodeId innermost() const { return open_.back(); }
+  uint64_t calls() const { return calls_; }
+  uint64_t max_depth() const { return max_depth_; }
+
+ private:
+  std::vector<NodeId> open_;  // markers of the open calls, outermost first
+  uint64_t calls_ = 0;
+  uint64_t max_depth_ = 0;
+};
+
 /// The message of a failed VerifyChunk: "chunk C, node N: what" when it
 /// failed at a node, else "chunk C at byte B: what".
 std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,

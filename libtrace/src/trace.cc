@@ -307,6 +307,11 @@ struct Trace::Impl {
   mutable std::vector<uint8_t> state;
   mutable std::vector<Status> errors;
   mutable std::vector<ChunkFacts> facts;
+  // The chunks verified in order from chunk 0, fed to a stack of open calls
+  // that checks the closers linking into earlier chunks (what CheckTrace
+  // checks): a tool that reads every chunk gets irt-check's verdict.
+  mutable uint32_t frontier = 0;
+  mutable internal::CallStack calls;
 
   const fb::Chunk* Root(uint32_t i) const {
     return fb::GetSizePrefixedChunk(data + chunks[i].offset);
@@ -459,14 +464,33 @@ Status Trace::VerifyChunk(uint32_t i) const {
       s = DataError("the trace ends with " + std::to_string(end) + " calls still open");
     }
   }
-  if (s.ok()) {
-    m.state[i] = 1;
-    return s;
+  if (!s.ok()) {
+    m.state[i] = 2;
+    m.errors[i] =
+        DataError(m.name + ": " + internal::ChunkError(i, info.offset, m.facts[i], s.message()));
+    return m.errors[i];
   }
-  m.state[i] = 2;
-  m.errors[i] =
-      DataError(m.name + ": " + internal::ChunkError(i, info.offset, m.facts[i], s.message()));
-  return m.errors[i];
+  m.state[i] = 1;
+  // Advance the in-order frontier over every chunk verified so far.
+  while (m.frontier < m.chunks.size() && m.state[m.frontier] == 1) {
+    uint32_t f = m.frontier;
+    NodeId failed = kNoNode;
+    Status fs = m.calls.Feed(m.Root(f), m.facts[f], &failed);
+    if (!fs.ok()) {
+      // The chunk is bad after all, and so is every chunk read after it.
+      m.state[f] = 2;
+      m.errors[f] = DataError(m.name + ": " + At(f, failed, fs.message()));
+      for (uint32_t j = f + 1; j < m.chunks.size(); ++j) {
+        if (m.state[j] == 1) {
+          m.state[j] = 2;
+          m.errors[j] = m.errors[f];
+        }
+      }
+      return i >= f ? m.errors[f] : Status::Ok();
+    }
+    ++m.frontier;
+  }
+  return Status::Ok();
 }
 
 uint32_t Trace::chunk_of(NodeId id) const {
