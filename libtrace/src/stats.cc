@@ -84,6 +84,7 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
   std::vector<int64_t> class_slot;
   uint64_t depth = 0;
   NodeId id = 0;
+  internal::CallStack calls;
   for (;;) {
     IRT_ASSIGN_OR_RETURN(const fb::Chunk* c, stream.Next());
     if (c == nullptr) break;
@@ -115,10 +116,13 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
       class_op[k] = op + 1;
       class_slot[k] = counter.Slot(static_cast<NodeKind>(cls->kind()), op);
     }
+    // ChunkStream checked every node of the chunk; the closers of calls
+    // opened in earlier chunks are checked as irt-check checks them.
+    NodeId failed = kNoNode;
+    Status cs = calls.Feed(c, facts, &failed);
+    if (!cs.ok()) return fail(failed, cs.message());
     uint32_t n = c->nodes() ? c->nodes()->size() : 0;
     for (uint32_t local = 0; local < n; ++local, ++id) {
-      Status s = internal::CheckNode(c, facts, local, id);
-      if (!s.ok()) return fail(id, s.message());
       const fb::Node* node = c->nodes()->Get(local);
       uint32_t ci = node->cls();
       NodeKind kind = static_cast<NodeKind>(c->classes()->Get(ci)->kind());

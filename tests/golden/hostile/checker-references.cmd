@@ -14,3 +14,5 @@ echo "== the block argument @6 names @4 instead of the jump that passed it"
 make_bad_traces --set-ref h.fb 6 1 2 bad.fb && every_tool bad.fb
 echo "== node 19 uses node 8, inside the call that closed at node 18"
 make_bad_traces --set-ref d.fb 19 1 11 bad.fb && every_tool bad.fb
+echo "== f(1.0) whose return (in chunk 1) closes node 2 of chunk 0, not the root call"
+make_bad_traces return-closes-wrong-call bad.fb && every_tool bad.fb
