@@ -41,16 +41,8 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
     ++sum.chunks;
     if (info.last) {
       sum.complete = true;
-      if (c->total_nodes() != id) {
-        return DataError(stream.name() + ": chunk " + std::to_string(info.index) +
-                         ": final chunk says " + std::to_string(c->total_nodes()) +
-                         " nodes, the chunks hold " + std::to_string(id));
-      }
-      if (calls.depth() != 0) {
-        return DataError(stream.name() + ": the trace ends with " + std::to_string(calls.depth()) +
-                         " calls still open (the call at node " +
-                         std::to_string(calls.innermost()) + " never returns)");
-      }
+      Status fs = internal::CheckFinalChunk(c, id, calls);
+      if (!fs.ok()) return fs.Prefixed(stream.name());
     }
   }
   sum.calls = calls.calls();

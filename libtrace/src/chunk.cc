@@ -231,6 +231,20 @@ Status CallStack::Feed(const fb::Chunk* c, const ChunkFacts& facts, NodeId* fail
   return Status::Ok();
 }
 
+Status CheckFinalChunk(const fb::Chunk* c, NodeId nodes, const CallStack& calls) {
+  if (c->total_nodes() != nodes) {
+    return DataError("chunk " + std::to_string(c->index()) + ": final chunk says " +
+                     std::to_string(c->total_nodes()) + " nodes, the chunks hold " +
+                     std::to_string(nodes));
+  }
+  if (calls.depth() != 0) {
+    return DataError("the trace ends with " + std::to_string(calls.depth()) +
+                     " calls still open (the call at node " + std::to_string(calls.innermost()) +
+                     " never returns)");
+  }
+  return Status::Ok();
+}
+
 std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,
                        const std::string& what) {
   if (facts.failed_node != kNoNode) return At(chunk, facts.failed_node, what);

@@ -106,6 +106,11 @@ class CallStack {
   uint64_t max_depth_ = 0;
 };
 
+/// The checks of a stream's final chunk that need the chunks before it:
+/// `total_nodes` equals `nodes` (all chunks'), and no call is left open.
+/// Bare messages ("chunk C: ..."), for the caller to prefix with the name.
+Status CheckFinalChunk(const fb::Chunk* chunk, NodeId nodes, const CallStack& calls);
+
 /// The message of a failed VerifyChunk: "chunk C, node N: what" when it
 /// failed at a node, else "chunk C at byte B: what".
 std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,

@@ -199,6 +199,8 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
     if (on_chunk) on_chunk(row);
     if (info.last) {
       st.complete = true;
+      Status fs = internal::CheckFinalChunk(c, st.nodes, calls);
+      if (!fs.ok()) return fs.Prefixed(stream.name());
       if (c->trace_meta()) {
         for (const fb::Meta* m : *c->trace_meta()) {
           if (c->strings()->Get(m->key())->string_view() == "status" &&

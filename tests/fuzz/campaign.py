@@ -16,9 +16,11 @@ private TMPDIR whose size is checked after each run, and classifies each run:
   hang        the time limit
   memory      killed at the address-space limit, or bad_alloc
   disk        the file-size limit, or TMPDIR/outputs over the disk limit
+  lenient     exit 0 on an input irt-check refuses (one checker)
+  strict      irt-print or irt-stats refuses an input irt-check accepts
 
 It prints a table of the classes per command and exits 1 if any run crashed,
-hung or blew up. With --keep DIR, the input of each such run is saved there
+hung, blew up, or disagreed with irt-check. With --keep DIR, the input of each such run is saved there
 with the command that failed on it.
 
   tests/fuzz/campaign.py --bin build-release/bin --inputs 200 --seed 1 --jobs 2
@@ -39,8 +41,12 @@ import threading
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-CLASSES = ["ok", "error", "messy", "crash", "hang", "memory", "disk"]
-FAILING = {"crash", "hang", "memory", "disk"}
+CLASSES = ["ok", "error", "messy", "lenient", "strict", "crash", "hang", "memory", "disk"]
+# One checker: a tool must refuse what irt-check refuses ("lenient" if it
+# succeeds instead), and the tools that only read and show a trace must take
+# what irt-check accepts ("strict" if they refuse it).
+FAILING = {"lenient", "strict", "crash", "hang", "memory", "disk"}
+READERS = {"print", "print-json", "stats"}
 
 # (label, tool, arguments before the input); "{in}" is the input, "{b}" a
 # second input for irt-diff, "{out}" an output file in the private directory.
@@ -187,6 +193,11 @@ class Campaign:
             for label, tool, argv in COMMANDS:
                 cls, cmd, rc, text = self.run_tool(label, tool, argv, work, inp, base)
                 results.append((label, cls, cmd, rc, text))
+            check_ok = results[0][1] == "ok"
+            results = [(label,
+                        "lenient" if not check_ok and cls == "ok" else
+                        "strict" if check_ok and label in READERS and cls == "error" else cls,
+                        cmd, rc, text) for label, cls, cmd, rc, text in results]
             with self.lock:
                 for label, cls, cmd, rc, text in results:
                     self.runs += 1
