@@ -545,6 +545,10 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     return DataError("starts at call depth " + std::to_string(c->base_depth()) +
                      " before the first node (instead of 0)");
   }
+  if (c->base_depth() > base) {
+    return DataError("starts at call depth " + std::to_string(c->base_depth()) + " after only " +
+                     std::to_string(base) + " nodes (each open call has its marker before it)");
+  }
   if (base > 0 && c->base_depth() == 0) {
     return DataError("starts at call depth 0 after node " + std::to_string(base - 1) +
                      ", but the root call is open until the trace's last node");
@@ -554,11 +558,11 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   // when the chunk started.
   // Scratch reused across chunks (a chunk may hold 2^16 nodes or more);
   // plain pointers in the loop, not thread_local accesses.
-  thread_local std::vector<int32_t> container_buf;
+  thread_local std::vector<int64_t> container_buf;
   thread_local std::vector<uint8_t> closed_buf;
   if (container_buf.size() < n) container_buf.resize(n);
   closed_buf.assign(n, 0);
-  int32_t* const container = container_buf.data();
+  int64_t* const container = container_buf.data();
   uint8_t* const closed = closed_buf.data();  // by local marker index
   std::vector<uint32_t> open;                 // local markers of the calls opened here, still open
   std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
@@ -588,7 +592,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
                                               : 0;
   }
   // The call holding the current node as a body node, encoded as in `container`.
-  int32_t current = -static_cast<int32_t>(pre_open);
+  int64_t current = -static_cast<int64_t>(pre_open);
   for (uint32_t local = 0; local < n; ++local) {
     const NodeId id = base + local;
     const fb::Node* node = &nodes[local];
@@ -663,8 +667,8 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       if (tk->kind() == fb::Kind::Jump) {
         return NodeError(facts, id, Why::kRefJump, j + 1, t);
       }
-      const int32_t ct = container[tl];
-      const bool visible = ct >= 0 ? closed[ct] == 0 : static_cast<uint32_t>(-ct) <= pre_open;
+      const int64_t ct = container[tl];
+      const bool visible = ct >= 0 ? closed[ct] == 0 : static_cast<uint64_t>(-ct) <= pre_open;
       if (!visible) {
         return NodeError(facts, id, Why::kRefClosed, j + 1, t);
       }
@@ -673,7 +677,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       case fb::Kind::Call:
         open.push_back(local);
         last_jump.push_back(0);
-        current = static_cast<int32_t>(local);
+        current = static_cast<int64_t>(local);
         break;
       case fb::Kind::Jump:
         if (open.empty()) {
@@ -704,7 +708,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
           pre_last_jump = 0;  // the enclosing call's last jump lies in an earlier chunk
         }
         current =
-            open.empty() ? -static_cast<int32_t>(pre_open) : static_cast<int32_t>(open.back());
+            open.empty() ? -static_cast<int64_t>(pre_open) : static_cast<int64_t>(open.back());
         container[local] = current;  // a closer belongs to the caller's body
         break;
       }
