@@ -19,7 +19,7 @@
 #include "irt/check.h"
 #include "irt/ir/interpreter.h"
 #include "irt/ir/module.h"
-#include "irt/kernels.h"
+#include "irt/ops.h"
 #include "irt/output.h"
 #include "irt/rules.h"
 #include "irt/trace.h"
@@ -123,16 +123,22 @@ TEST(RulesTest, ShippedRulesParseAndAreClosed) {
   }
 }
 
-TEST(RulesTest, EveryAdapterPrimitiveHasARuleOrIsNondiff) {
+// The shipped rules cover the standard operation set: a row flagged
+// nondiff (or random) is declared nondiff, every other row has a rule under
+// its rule name for some arity it takes.
+TEST(RulesTest, EveryStandardOperationHasARuleOrIsNondiff) {
   const RuleSet& r = DefaultRules();
-  for (int p = 0; p < 256; ++p) {
-    std::string_view name = ir::PrimName(static_cast<ir::Prim>(p));
-    if (name == "?") break;
-    for (size_t arity = 0; arity <= 4; ++arity) {
-      if (!ir::FindPrim(name, arity)) continue;
-      EXPECT_TRUE(r.IsNondiff(name) || r.Find(name, arity) != nullptr)
-          << "adapter primitive " << name << "/" << arity << " has no rule";
+  for (const OpDef& op : StandardOps()) {
+    if (op.Has(kOpNondiff) || op.Has(kOpRandom)) {
+      EXPECT_TRUE(r.IsNondiff(op.name)) << op.name << " is nondiff in the operation set";
+      EXPECT_TRUE(op.rule.empty()) << op.name;
+      continue;
     }
+    EXPECT_FALSE(r.IsNondiff(op.name)) << op.name << " is differentiable in the operation set";
+    bool found = false;
+    size_t top = op.max_arity == kOpVariadic ? op.min_arity + 3 : op.max_arity;
+    for (size_t n = op.min_arity; n <= top; ++n) found = found || r.Find(op.rule, n) != nullptr;
+    EXPECT_TRUE(found) << "standard operation " << op.name << " has no rule";
   }
 }
 
@@ -227,7 +233,7 @@ std::vector<double> Data(const Value& v) {
 }
 
 Value Eval(const std::string& op, std::vector<Value> args) {
-  auto r = EvalPrimitive(op, args);
+  auto r = ApplyOp(op, args);
   EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
   return r.ok() ? *r : Value();
 }
@@ -249,7 +255,7 @@ TEST(KernelsTest, BroadcastingAndReductions) {
   EXPECT_EQ(Data(Eval("sum_to", {a, col})), (std::vector<double>{6, 15}));
   EXPECT_EQ(Eval("sum_to", {a, Value::F64(0)}).to_double(), 21);
   EXPECT_EQ(Data(Eval("broadcast_to", {col, a})), (std::vector<double>{1, 1, 1, 2, 2, 2}));
-  EXPECT_FALSE(EvalPrimitive("+", std::vector<Value>{a, T({2}, {1, 2})}).ok());
+  EXPECT_FALSE(ApplyOp("+", std::vector<Value>{a, T({2}, {1, 2})}).ok());
 }
 
 TEST(KernelsTest, MatmulTransposeIndexing) {
@@ -257,11 +263,11 @@ TEST(KernelsTest, MatmulTransposeIndexing) {
   Value b = T({3, 2}, {7, 8, 9, 10, 11, 12});
   EXPECT_EQ(Data(Eval("matmul", {a, b})), (std::vector<double>{58, 64, 139, 154}));
   EXPECT_EQ(Data(Eval("transpose", {a})), (std::vector<double>{1, 4, 2, 5, 3, 6}));
-  auto bad = EvalPrimitive("matmul", std::vector<Value>{a, a});
+  auto bad = ApplyOp("matmul", std::vector<Value>{a, a});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "matmul: inner dimensions 3 and 2 differ");
-  // One index into a matrix is Julia's column-major linear index.
-  EXPECT_EQ(Eval("getindex", {a, Value::I64(2)}).to_double(), 4);
+  EXPECT_EQ(bad.status().message(), "DimensionMismatch: matmul: inner dimensions 3 and 2 differ");
+  // One index into a matrix is a row-major linear index.
+  EXPECT_EQ(Eval("getindex", {a, Value::I64(2)}).to_double(), 2);
   EXPECT_EQ(Eval("getindex", {a, Value::I64(2), Value::I64(1)}).to_double(), 4);
   EXPECT_EQ(Data(Eval("addindex", {a, Value::F64(0.5), Value::I64(1), Value::I64(3)})),
             (std::vector<double>{1, 2, 3.5, 4, 5, 6}));
@@ -282,7 +288,7 @@ TEST(KernelsTest, ScalarsFollowTheAdapter) {
   EXPECT_EQ(Eval("^", {Value::F64(2), Value::I64(10)}).to_double(), 1024);
   EXPECT_EQ(Eval("*", {Value::F32(1.5f), Value::I64(2)}).kind(), VKind::kF32);
   EXPECT_EQ(Eval("max", {Value::F64(-0.0), Value::F64(0.0)}).to_double(), 0.0);
-  EXPECT_FALSE(EvalPrimitive("nosuch", std::vector<Value>{}).ok());
+  EXPECT_FALSE(ApplyOp("nosuch", std::vector<Value>{}).ok());
 }
 
 // ---------------------------------------------------------------- engine: seeds
@@ -673,7 +679,7 @@ struct Flat {
       std::vector<Value> a;
       for (int i : o.args)
         a.push_back(i >= 0 ? v[static_cast<size_t>(i)] : o.literals[static_cast<size_t>(-1 - i)]);
-      IRT_ASSIGN_OR_RETURN(Value r, EvalPrimitive(o.op, a));
+      IRT_ASSIGN_OR_RETURN(Value r, ApplyOp(o.op, a));
       v.push_back(r);
     }
     return v;
@@ -807,10 +813,10 @@ Flat RandomTensorProgram(uint32_t seed, bool scalar_result) {
     if (name == "/" && o.args.size() == 2) {
       // A safe denominator: b*b + 2.
       int b = o.args[1];
-      auto sq = EvalPrimitive(
+      auto sq = ApplyOp(
           "*", std::vector<Value>{vals[static_cast<size_t>(b)], vals[static_cast<size_t>(b)]});
-      auto den = EvalPrimitive("+", std::vector<Value>{*sq, Value::F64(2.0)});
-      auto q = EvalPrimitive("/", std::vector<Value>{vals[static_cast<size_t>(a)], *den});
+      auto den = ApplyOp("+", std::vector<Value>{*sq, Value::F64(2.0)});
+      auto q = ApplyOp("/", std::vector<Value>{vals[static_cast<size_t>(a)], *den});
       if (!q.ok() || !Finite(*q)) continue;
       f.ops.push_back({"*", {b, b}, {}});
       vals.push_back(*sq);
@@ -846,7 +852,7 @@ Flat RandomTensorProgram(uint32_t seed, bool scalar_result) {
     for (int i : o.args)
       args.push_back(i >= 0 ? vals[static_cast<size_t>(i)]
                             : o.literals[static_cast<size_t>(-1 - i)]);
-    auto r = EvalPrimitive(o.op, args);
+    auto r = ApplyOp(o.op, args);
     if (!r.ok() || !Finite(*r)) continue;
     vals.push_back(*r);
     f.ops.push_back(o);
@@ -860,14 +866,14 @@ Flat RandomTensorProgram(uint32_t seed, bool scalar_result) {
     if (vals[i].kind() == VKind::kTensor) {
       s.op = "sum";
       s.args = {idx};
-      auto r = EvalPrimitive("sum", std::vector<Value>{vals[i]});
+      auto r = ApplyOp("sum", std::vector<Value>{vals[i]});
       vals.push_back(*r);
       f.ops.push_back(s);
       idx = static_cast<int>(vals.size()) - 1;
     }
     if (acc >= 0) {
       Flat::Op p{"+", {acc, idx}, {}};
-      vals.push_back(*EvalPrimitive(
+      vals.push_back(*ApplyOp(
           "+", std::vector<Value>{vals[static_cast<size_t>(acc)], vals[static_cast<size_t>(idx)]}));
       f.ops.push_back(p);
       idx = static_cast<int>(vals.size()) - 1;
@@ -879,8 +885,7 @@ Flat RandomTensorProgram(uint32_t seed, bool scalar_result) {
     for (size_t i = made; i-- > f.inputs.size();) {
       if (vals[i].kind() == VKind::kTensor) {
         Flat::Op m{"*", {static_cast<int>(i), acc}, {}};
-        vals.push_back(
-            *EvalPrimitive("*", std::vector<Value>{vals[i], vals[static_cast<size_t>(acc)]}));
+        vals.push_back(*ApplyOp("*", std::vector<Value>{vals[i], vals[static_cast<size_t>(acc)]}));
         f.ops.push_back(m);
         break;
       }

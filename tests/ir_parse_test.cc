@@ -45,10 +45,10 @@ TEST(IrParseTest, Geom) {
   ASSERT_EQ(f.blocks.size(), 2u);
   ASSERT_EQ(f.code.size(), 7u);
   EXPECT_EQ(f.code[0].code, OpCode::kPrim);
-  EXPECT_EQ(f.code[0].prim, Prim::kRand);
+  EXPECT_EQ(f.code[0].op->name, "rand");
   EXPECT_EQ(f.code[0].pos.line, 4u);
   EXPECT_EQ(f.code[0].pos.col, 3u);
-  EXPECT_EQ(f.code[1].prim, Prim::kLt);
+  EXPECT_EQ(f.code[1].op->name, "<");
   EXPECT_EQ(f.code[1].name, "<");
   EXPECT_EQ(f.code[2].code, OpCode::kBrUnless);
   EXPECT_EQ(f.code[2].ssa, 1u);  // branch position
@@ -112,19 +112,20 @@ end
     ADD_FAILURE() << "no %" << ssa;
     return none;
   };
-  EXPECT_EQ(stmt(4).prim, Prim::kSin);
-  EXPECT_EQ(stmt(5).prim, Prim::kNeg);
-  EXPECT_EQ(stmt(6).prim, Prim::kNot);
-  EXPECT_EQ(stmt(7).prim, Prim::kLe);
+  EXPECT_EQ(stmt(4).op->name, "sin");
+  EXPECT_EQ(stmt(5).op->name, "-");
+  EXPECT_EQ(stmt(5).op->min_arity, 1);
+  EXPECT_EQ(stmt(6).op->name, "!");
+  EXPECT_EQ(stmt(7).op->name, "<=");
   EXPECT_EQ(stmt(7).name, "<=");
   EXPECT_EQ(stmt(8).code, OpCode::kConst);
   EXPECT_EQ(FormatValue(g.constants[stmt(8).target]), "\"a # not a comment\"");
   EXPECT_EQ(FormatValue(g.constants[stmt(9).target]), "[1.0 2.0; 3.0 4.0]");
   EXPECT_EQ(stmt(10).name, "div");
   EXPECT_EQ(stmt(11).name, "rem");
-  EXPECT_EQ(stmt(12).prim, Prim::kXor);
+  EXPECT_EQ(stmt(12).op->name, "xor");
   EXPECT_EQ(stmt(13).code, OpCode::kConst);
-  EXPECT_EQ(stmt(14).prim, Prim::kMul);
+  EXPECT_EQ(stmt(14).op->name, "*");
   EXPECT_EQ(stmt(17).code, OpCode::kCall);
   // Block 3 has no branch: it falls through to block 4 at branch position 1.
   const Block& b3 = g.blocks[2];

@@ -15,7 +15,7 @@
 //
 // Per node, the derivative comes from the rule compiled once per (rule,
 // arity): a binary64 register program when the operands it reads are real
-// scalars, otherwise the same program run on values by irt::EvalPrimitive.
+// scalars, otherwise the same program run on values by irt::ApplyOp.
 #include "irt/grad.h"
 
 #include <algorithm>
@@ -30,7 +30,7 @@
 #include <unordered_map>
 
 #include "chunk.h"
-#include "irt/kernels.h"
+#include "irt/ops.h"
 #include "irt/print.h"
 #include "irt/writer.h"
 #include "irtrace_generated.h"
@@ -838,7 +838,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
           if (t.tensor().dtype != arg.tensor().dtype) {
             IRT_ASSIGN_OR_RETURN(
                 c,
-                EvalPrimitive("+", std::vector<Value>{Value::MakeTensor(Tensor::Zeros(
+                ApplyOp("+", std::vector<Value>{Value::MakeTensor(Tensor::Zeros(
                                                           arg.tensor().dtype, arg.tensor().shape)),
                                                       t}));
           }
@@ -846,7 +846,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
         } else if (t.is_scalar() && t.kind() != VKind::kNothing && t.kind() != VKind::kNone) {
           IRT_ASSIGN_OR_RETURN(
               Value c,
-              EvalPrimitive(
+              ApplyOp(
                   "broadcast_to",
                   std::vector<Value>{ScalarValue(t.to_double(), arg.tensor().dtype == DType::kF32),
                                      arg}));
@@ -1086,18 +1086,7 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
     if (!index(0, &i) || i < 1 || i > n) {
       return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
     }
-    off = i - 1;
-    if (shape.size() > 1) {
-      // Julia's linear index is column-major.
-      int64_t lin = i - 1;
-      std::vector<int64_t> sub(shape.size());
-      for (size_t k = 0; k < shape.size(); ++k) {
-        sub[k] = lin % shape[k];
-        lin /= shape[k];
-      }
-      off = 0;
-      for (size_t k = 0; k < shape.size(); ++k) off = off * shape[k] + sub[k];
-    }
+    off = i - 1;  // a linear index is row-major, as getindex takes it (irt/ops.h)
   } else {
     if (nidx != shape.size()) {
       return InvalidArgument("wrong number of indices adding into the adjoint of " +
@@ -1898,7 +1887,7 @@ Status Emitter::Accumulate(NodeId target, const Ref& c) {
     a = c;
     return Status::Ok();
   }
-  IRT_ASSIGN_OR_RETURN(Value sum, EvalPrimitive("+", std::vector<Value>{a.value, c.value}));
+  IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("+", std::vector<Value>{a.value, c.value}));
   NodeId id = Emit(NodeKind::kPrimitive, "+", {a, c}, sum, LocOf(target), PrimalOf(target));
   a = {id, sum};
   return Status::Ok();
@@ -1911,7 +1900,7 @@ Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<
   if (acc.absent()) {
     GradEngine::Loc l = e_.Locate(target);
     Value pv = internal::DecodeValue(l.cv->c, e_.BitsOf(l), e_.Cls(l).vkind);
-    IRT_ASSIGN_OR_RETURN(Value z, EvalPrimitive("zero", std::vector<Value>{pv}));
+    IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{pv}));
     NodeId id = Emit(NodeKind::kPrimitive, "zero", {{primal, pv}}, z, LocOf(target), primal);
     acc = {id, z};
   }
@@ -1921,7 +1910,7 @@ Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<
     args.push_back(r);
     vals.push_back(r.value);
   }
-  IRT_ASSIGN_OR_RETURN(Value sum, EvalPrimitive("addindex", vals));
+  IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("addindex", vals));
   NodeId id = Emit(NodeKind::kPrimitive, "addindex", args, sum, LocOf(target), primal);
   adj_[st] = {id, sum};
   return Status::Ok();
@@ -2074,7 +2063,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
       if (a.pos != pos) continue;
       Ref ref = e_.Varied(a.id) ? adj_[e_.Slot(a.id)] : Ref{};
       if (ref.absent()) {
-        IRT_ASSIGN_OR_RETURN(Value z, EvalPrimitive("zero", std::vector<Value>{a.value}));
+        IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{a.value}));
         ref = {kNoNode, z};
       }
       IRT_ASSIGN_OR_RETURN(NodeId node, AsNode(ref, a.id));

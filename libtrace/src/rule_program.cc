@@ -6,7 +6,7 @@
 #include <bit>
 #include <map>
 
-#include "irt/kernels.h"
+#include "irt/ops.h"
 #include "kernels_internal.h"
 
 namespace irt::internal {
@@ -101,9 +101,9 @@ class Compiler {
   Result<int32_t> Emit(const std::string& op, const std::vector<int32_t>& args) {
     Instr in;
     in.op = op;
-    auto sop = ScalarOpFor(op, args.size());
-    in.has_sop = sop.has_value();
-    if (sop) in.sop = *sop;
+    SOp sop = ScalarOpFor(op, args.size());
+    in.has_sop = sop != SOp::kNone;
+    if (in.has_sop) in.sop = sop;
     p_.scalar = p_.scalar && in.has_sop;
     in.args = args;
     in.dst = next_++;
@@ -312,7 +312,7 @@ Status RunValues(const Program& p, std::vector<Value>& regs, bool f32, ProgramOb
     }
     args.clear();
     for (int32_t a : in.args) args.push_back(regs[static_cast<size_t>(a)]);
-    auto r = EvalPrimitive(in.op, args);
+    auto r = ApplyOp(in.op, args);
     if (!r) return r.error();
     regs[static_cast<size_t>(in.dst)] = std::move(r).value();
     if (observer) IRT_RETURN_IF_ERROR(observer->OnInstr(in, regs));

@@ -1,6 +1,6 @@
 // Internal: a rule line compiled for one arity into a straight-line program
 // over numbered registers, run either on binary64 scalars (the sweep's fast
-// path, no allocation) or on Values through irt::EvalPrimitive (tensors, and
+// path, no allocation) or on Values through irt::ApplyOp (tensors, and
 // the emitted backward trace, where an observer turns each instruction into
 // a node). Compiled once per (rule, arity, line), never interpreted as text.
 //

@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "irt/file.h"
-#include "irt/kernels.h"
+#include "irt/ops.h"
 
 namespace irt {
 
@@ -289,9 +289,9 @@ Status CheckExpr(const RuleExpr& root, const Rule& r, Direction dir, const std::
       }
       bool known = false;
       if (splat) {
-        for (const std::string& k : KernelNames()) known = known || k == e->name;
+        known = FindOp(e->name) != nullptr;
       } else {
-        known = HasKernel(e->name, e->args.size());
+        known = FindOp(e->name, e->args.size()) != nullptr;
       }
       if (!known) {
         return DataError(Where(file, *e) + ": unknown primitive '" + e->name + "' with " +

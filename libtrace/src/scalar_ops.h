@@ -1,31 +1,37 @@
-// Internal: the binary64 arithmetic behind the scalar primitives, shared by
-// the Value kernels (kernels.cc) and the compiled derivative programs
-// (rules.cc), so that a gradient computed by the sweep and the same gradient
-// computed by the nodes of an emitted backward trace agree bit for bit.
+// Internal: the floating-point arithmetic of the standard operations (one
+// function per operation, for binary64 and binary32), shared by the scalar
+// and tensor evaluations (ops/) and the compiled derivative programs
+// (rule_program.cc), so that a recorded value, a replayed value, a gradient
+// computed by the sweep and the same gradient computed by the nodes of an
+// emitted backward trace agree bit for bit.
 #ifndef IRT_SRC_SCALAR_OPS_H_
 #define IRT_SRC_SCALAR_OPS_H_
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
+
+#include "irt/ops.h"
 
 namespace irt::internal {
 
 enum class SOp : uint8_t {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kPow,
-  kMin,
-  kMax,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kEq,
-  kNe,
+  kNone = 0,
+  kAdd = 1,
+  kSub = 2,
+  kMul = 3,
+  kDiv = 4,
+  kPow = 5,
+  kMin = 6,
+  kMax = 7,
+  kLt = 8,
+  kLe = 9,
+  kGt = 10,
+  kGe = 11,
+  kEq = 12,
+  kNe = 13,
   kNeg,
   kNot,
   kSin,
@@ -41,29 +47,133 @@ enum class SOp : uint8_t {
   kOne,
   kCopy,    // identity on scalars: identity, sum_to, broadcast_to, transpose, sum, mean
   kIfElse,  // three operands
+  kAtan,
+  kLog1p,
+  kExpm1,
+  kLgamma,
+  kAtan2,
+  kFld,  // floor division (Python's //)
+  kMod,  // modulo with the sign of the divisor (Python's %)
+  kRem,  // remainder with the sign of the dividend (C's fmod)
+  kDigamma,
+  kPolygamma,
 };
+static_assert(
+    static_cast<uint8_t>(SOp::kAdd) == kFastAdd && static_cast<uint8_t>(SOp::kSub) == kFastSub &&
+        static_cast<uint8_t>(SOp::kMul) == kFastMul &&
+        static_cast<uint8_t>(SOp::kDiv) == kFastDiv && static_cast<uint8_t>(SOp::kLt) == kFastLt &&
+        static_cast<uint8_t>(SOp::kLe) == kFastLe && static_cast<uint8_t>(SOp::kGt) == kFastGt &&
+        static_cast<uint8_t>(SOp::kGe) == kFastGe && static_cast<uint8_t>(SOp::kEq) == kFastEq &&
+        static_cast<uint8_t>(SOp::kNe) == kFastNe,
+    "the inline fast path of irt/ops.h uses these codes");
 
-inline double Sign(double x) {
+template <typename T>
+inline T Sign(T x) {
   if (std::isnan(x) || x == 0) return x;
-  return x > 0 ? 1.0 : -1.0;
+  return x > 0 ? T(1) : T(-1);
 }
 
 // Julia's min and max: NaN wins, -0.0 < 0.0.
-inline double Max(double x, double y) {
+template <typename T>
+inline T Max(T x, T y) {
   if (std::isnan(x) || std::isnan(y)) return std::isnan(x) ? x : y;
   return (x > y || (x == y && !std::signbit(x))) ? x : y;
 }
-inline double Min(double x, double y) {
+template <typename T>
+inline T Min(T x, T y) {
   if (std::isnan(x) || std::isnan(y)) return std::isnan(x) ? x : y;
   return (x < y || (x == y && std::signbit(x))) ? x : y;
 }
 
-inline double Apply1(SOp op, double a) {
+// Floor division and modulo (Python's // and %, Julia's fld and mod): the
+// quotient rounded toward -Inf and a remainder with the divisor's sign.
+// A zero divisor gives x / 0 and NaN, as IEEE division does.
+template <typename T>
+inline T Mod(T x, T y) {
+  if (y == 0) return std::fmod(x, y);
+  T r = std::fmod(x, y);
+  if (r != 0) {
+    if ((y < 0) != (r < 0)) r += y;
+  } else {
+    r = std::copysign(T(0), y);
+  }
+  return r;
+}
+template <typename T>
+inline T Fld(T x, T y) {
+  if (y == 0 || !std::isfinite(x) || !std::isfinite(y)) return std::floor(x / y);
+  T r = std::fmod(x, y);
+  T q = (x - r) / y;
+  if (r != 0 && (y < 0) != (r < 0)) q -= 1;
+  if (q == 0) return std::copysign(T(0), x / y);
+  T f = std::floor(q);
+  if (q - f > T(0.5)) f += 1;
+  return f;
+}
+
+// The digamma and trigamma functions (derivatives of lgamma): the
+// recurrence up to x >= 6, then the asymptotic series; reflection below 0.
+template <typename T>
+inline T Digamma(T xt) {
+  double x = xt;
+  if (std::isnan(x) || x == -INFINITY) return std::numeric_limits<T>::quiet_NaN();
+  if (x <= 0 && x == std::floor(x)) return std::numeric_limits<T>::quiet_NaN();
+  double r = 0;
+  if (x < 0) {
+    // psi(1 - x) - psi(x) = pi cot(pi x)
+    r = -M_PI / std::tan(M_PI * x);
+    x = 1 - x;
+  }
+  while (x < 6) {
+    r -= 1 / x;
+    x += 1;
+  }
+  double f = 1 / (x * x);
+  double t =
+      f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))));
+  return static_cast<T>(r + std::log(x) - 0.5 / x + t);
+}
+// The polygamma function psi^(n)(x), n = 1, 2, ...: the recurrence
+// psi^(n)(x) = psi^(n)(x + 1) - (-1)^n n! / x^(n+1) up to x >= n + 10, then
+// the asymptotic series with Bernoulli numbers. n = 0 is Digamma. NaN for
+// n < 0, a non-integral n, a pole or NaN.
+template <typename T>
+inline T Polygamma(T nt, T xt) {
+  double nd = nt, x = xt;
+  if (!(nd >= 0) || nd != std::floor(nd) || nd > 100) return std::numeric_limits<T>::quiet_NaN();
+  if (nd == 0) return Digamma(xt);
+  if (std::isnan(x) || std::isinf(x) || (x <= 0 && x == std::floor(x)) || x < -1e6) {
+    return x == INFINITY ? T(0) : std::numeric_limits<T>::quiet_NaN();
+  }
+  int n = static_cast<int>(nd);
+  double fact = 1;  // n!
+  for (int i = 2; i <= n; ++i) fact *= i;
+  double sign = (n % 2 == 1) ? 1.0 : -1.0;  // (-1)^(n+1)
+  double shift = 0;                         // sum of 1 / (x + k)^(n+1)
+  while (x < n + 10) {
+    shift += std::pow(x, -(n + 1));
+    x += 1;
+  }
+  // (n-1)!/x^n + n!/(2 x^(n+1)) + sum_k B_2k (2k+n-1)! / ((2k)! x^(2k+n))
+  static constexpr double kB[] = {1.0 / 6,  -1.0 / 30,     1.0 / 42, -1.0 / 30,
+                                  5.0 / 66, -691.0 / 2730, 7.0 / 6};
+  double series = fact / n / std::pow(x, n) + fact / 2 / std::pow(x, n + 1);
+  double c = fact;  // (2k + n - 1)! / (2k)!, k = 1: (n+1)! / 2
+  for (int k = 1; k <= 7; ++k) {
+    c = k == 1 ? fact * (n + 1) / 2
+               : c * (2 * k + n - 2) * (2 * k + n - 1) / ((2 * k - 1) * (2 * k));
+    series += kB[k - 1] * c / std::pow(x, 2 * k + n);
+  }
+  return static_cast<T>(sign * (series + fact * shift));
+}
+
+template <typename T>
+inline T Apply1(SOp op, T a) {
   switch (op) {
     case SOp::kNeg:
       return -a;
     case SOp::kNot:
-      return a != 0 ? 0.0 : 1.0;
+      return a != 0 ? T(0) : T(1);
     case SOp::kSin:
       return std::sin(a);
     case SOp::kCos:
@@ -83,17 +193,28 @@ inline double Apply1(SOp op, double a) {
     case SOp::kSign:
       return Sign(a);
     case SOp::kZero:
-      return 0.0;
+      return T(0);
     case SOp::kOne:
-      return 1.0;
+      return T(1);
     case SOp::kCopy:
       return a;
+    case SOp::kAtan:
+      return std::atan(a);
+    case SOp::kLog1p:
+      return std::log1p(a);
+    case SOp::kExpm1:
+      return std::expm1(a);
+    case SOp::kLgamma:
+      return std::lgamma(a);
+    case SOp::kDigamma:
+      return Digamma(a);
     default:
-      return std::nan("");
+      return std::numeric_limits<T>::quiet_NaN();
   }
 }
 
-inline double Apply2(SOp op, double a, double b) {
+template <typename T>
+inline T Apply2(SOp op, T a, T b) {
   switch (op) {
     case SOp::kAdd:
       return a + b;
@@ -110,56 +231,86 @@ inline double Apply2(SOp op, double a, double b) {
     case SOp::kMax:
       return Max(a, b);
     case SOp::kLt:
-      return a < b ? 1.0 : 0.0;
+      return a < b ? T(1) : T(0);
     case SOp::kLe:
-      return a <= b ? 1.0 : 0.0;
+      return a <= b ? T(1) : T(0);
     case SOp::kGt:
-      return a > b ? 1.0 : 0.0;
+      return a > b ? T(1) : T(0);
     case SOp::kGe:
-      return a >= b ? 1.0 : 0.0;
+      return a >= b ? T(1) : T(0);
     case SOp::kEq:
-      return a == b ? 1.0 : 0.0;
+      return a == b ? T(1) : T(0);
     case SOp::kNe:
-      return a != b ? 1.0 : 0.0;
+      return a != b ? T(1) : T(0);
     case SOp::kCopy:
       return a;  // sum_to(x, like), broadcast_to(x, like) on scalars
+    case SOp::kAtan2:
+      return std::atan2(a, b);
+    case SOp::kFld:
+      return Fld(a, b);
+    case SOp::kMod:
+      return Mod(a, b);
+    case SOp::kRem:
+      return std::fmod(a, b);
+    case SOp::kPolygamma:
+      return Polygamma(a, b);
     default:
-      return std::nan("");
+      return std::numeric_limits<T>::quiet_NaN();
   }
 }
 
-/// The scalar operation a primitive performs on binary64 scalars, if it is
-/// one of the operations above.
-inline std::optional<SOp> ScalarOpFor(std::string_view op, size_t arity) {
-  struct Entry {
-    std::string_view name;
-    size_t arity;
-    SOp op;
-  };
-  static constexpr Entry kTable[] = {
-      {"+", 2, SOp::kAdd},         {"-", 2, SOp::kSub},
-      {"*", 2, SOp::kMul},         {"/", 2, SOp::kDiv},
-      {"^", 2, SOp::kPow},         {"min", 2, SOp::kMin},
-      {"max", 2, SOp::kMax},       {"<", 2, SOp::kLt},
-      {"<=", 2, SOp::kLe},         {">", 2, SOp::kGt},
-      {">=", 2, SOp::kGe},         {"==", 2, SOp::kEq},
-      {"!=", 2, SOp::kNe},         {"-", 1, SOp::kNeg},
-      {"!", 1, SOp::kNot},         {"sin", 1, SOp::kSin},
-      {"cos", 1, SOp::kCos},       {"tan", 1, SOp::kTan},
-      {"exp", 1, SOp::kExp},       {"log", 1, SOp::kLog},
-      {"sqrt", 1, SOp::kSqrt},     {"tanh", 1, SOp::kTanh},
-      {"abs", 1, SOp::kAbs},       {"sign", 1, SOp::kSign},
-      {"zero", 1, SOp::kZero},     {"one", 1, SOp::kOne},
-      {"identity", 1, SOp::kCopy}, {"transpose", 1, SOp::kCopy},
-      {"sum", 1, SOp::kCopy},      {"mean", 1, SOp::kCopy},
-      {"sum_to", 2, SOp::kCopy},   {"broadcast_to", 2, SOp::kCopy},
-      {"ifelse", 3, SOp::kIfElse},
-  };
-  for (const Entry& e : kTable) {
-    if (e.name == op && e.arity == arity) return e.op;
+/// Whether Apply1 / Apply2 compute `op` (on floating-point operands).
+inline bool HasFloatKernel(SOp op, size_t arity) {
+  if (arity == 1) {
+    switch (op) {
+      case SOp::kNeg:
+      case SOp::kSin:
+      case SOp::kCos:
+      case SOp::kTan:
+      case SOp::kExp:
+      case SOp::kLog:
+      case SOp::kSqrt:
+      case SOp::kTanh:
+      case SOp::kAbs:
+      case SOp::kSign:
+      case SOp::kZero:
+      case SOp::kOne:
+      case SOp::kCopy:
+      case SOp::kAtan:
+      case SOp::kLog1p:
+      case SOp::kExpm1:
+      case SOp::kLgamma:
+      case SOp::kDigamma:
+        return true;
+      default:
+        return false;
+    }
   }
-  return std::nullopt;
+  if (arity == 2) {
+    switch (op) {
+      case SOp::kAdd:
+      case SOp::kSub:
+      case SOp::kMul:
+      case SOp::kDiv:
+      case SOp::kPow:
+      case SOp::kMin:
+      case SOp::kMax:
+      case SOp::kAtan2:
+      case SOp::kFld:
+      case SOp::kMod:
+      case SOp::kRem:
+      case SOp::kPolygamma:
+        return true;
+      default:
+        return false;
+    }
+  }
+  return false;
 }
+
+/// The binary64 operation of operation `op` with `arity` operands, if it
+/// has one (irt/ops.h's OpDef::scalar_op).
+SOp ScalarOpFor(std::string_view op, size_t arity);
 
 }  // namespace irt::internal
 

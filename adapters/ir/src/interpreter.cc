@@ -11,7 +11,7 @@
 #include <cmath>
 #include <memory>
 
-#include "primitives.h"
+#include "irt/ops.h"
 
 namespace irt::ir {
 
@@ -195,85 +195,29 @@ const Value kNoValue;
 // Jumps with at most this many operands take the copy-free path.
 constexpr size_t kMaxDirect = 8;
 
-// Int64 op Int64 and Float64 op Float64 for the common operators, inline in
-// the loop; everything else goes through EvalPrim.
-inline bool FastBinary(Prim p, const Value& a, const Value& b, Value* out) {
-  VKind k = a.kind();
-  if (k != b.kind()) return false;
-  if (k == VKind::kI64) {
-    uint64_t x = a.bits(), y = b.bits();
-    int64_t sx = a.as_i64(), sy = b.as_i64();
-    switch (p) {
-      case Prim::kAdd:
-        *out = Value::I64(static_cast<int64_t>(x + y));
-        return true;
-      case Prim::kSub:
-        *out = Value::I64(static_cast<int64_t>(x - y));
-        return true;
-      case Prim::kMul:
-        *out = Value::I64(static_cast<int64_t>(x * y));
-        return true;
-      case Prim::kLt:
-        *out = Value::Bool(sx < sy);
-        return true;
-      case Prim::kLe:
-        *out = Value::Bool(sx <= sy);
-        return true;
-      case Prim::kGt:
-        *out = Value::Bool(sx > sy);
-        return true;
-      case Prim::kGe:
-        *out = Value::Bool(sx >= sy);
-        return true;
-      case Prim::kEq:
-        *out = Value::Bool(sx == sy);
-        return true;
-      case Prim::kNe:
-        *out = Value::Bool(sx != sy);
-        return true;
-      default:
-        return false;
+// Evaluates operation `op` on `args` into `*out`: the inline fast path of
+// irt/ops.h for Int64 and Float64 pairs, random draws from the run's random
+// source, everything else through irt::ApplyOp. On failure sets `*error`.
+inline bool EvalOp(const OpDef& op, const Value* const* args, size_t n, RandomSource& random,
+                   Value* out, std::string* error) {
+  if (n == 2 && ApplyFastBinary(op, *args[0], *args[1], out)) return true;
+  if (op.Has(kOpRandom)) [[unlikely]] {
+    double d;
+    if (!(op.name == "rand" ? random.Uniform(&d) : random.Normal(&d))) {
+      *error = random.ExhaustedMessage();
+      return false;
     }
+    *out = Value::F64(d);
+    return true;
   }
-  if (k == VKind::kF64) {
-    double x = std::bit_cast<double>(a.bits()), y = std::bit_cast<double>(b.bits());
-    auto f64 = [](double d) { return Value::FromBits(VKind::kF64, std::bit_cast<uint64_t>(d)); };
-    switch (p) {
-      case Prim::kAdd:
-        *out = f64(x + y);
-        return true;
-      case Prim::kSub:
-        *out = f64(x - y);
-        return true;
-      case Prim::kMul:
-        *out = f64(x * y);
-        return true;
-      case Prim::kDiv:
-        *out = f64(x / y);
-        return true;
-      case Prim::kLt:
-        *out = Value::Bool(x < y);
-        return true;
-      case Prim::kLe:
-        *out = Value::Bool(x <= y);
-        return true;
-      case Prim::kGt:
-        *out = Value::Bool(x > y);
-        return true;
-      case Prim::kGe:
-        *out = Value::Bool(x >= y);
-        return true;
-      case Prim::kEq:
-        *out = Value::Bool(x == y);
-        return true;
-      case Prim::kNe:
-        *out = Value::Bool(x != y);
-        return true;
-      default:
-        return false;
-    }
+  Result<Value> r = ApplyOp(op, OpArgs(args, n));
+  if (!r.ok()) [[unlikely]] {
+    *error = r.error().code() == Code::kRuntimeError ? r.error().message()
+                                                     : "ArgumentError: " + r.error().message();
+    return false;
   }
-  return false;
+  *out = std::move(r).value();
+  return true;
 }
 
 // The message for reading slot `slot` before anything was stored in it.
@@ -631,9 +575,7 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
           }
         }
         Value r;
-        if (!(in.nargs == 2 && FastBinary(in.prim, *pargs[0], *pargs[1], &r)) &&
-            !(in.prim == Prim::kKernel ? EvalKernel(in.name, pargs, in.nargs, &r, &error)
-                                       : EvalPrim(in.prim, pargs, in.nargs, random, &r, &error))) {
+        if (!EvalOp(*in.op, pargs, in.nargs, random, &r, &error)) {
           return Fail(&in);
         }
         Slot& d = regs[in.dst];
@@ -659,8 +601,8 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
         if (in.nargs != callee.num_params) {
           std::vector<const Value*> ptrs;
           for (const Value& v : argbuf) ptrs.push_back(&v);
-          error = NoMethodMessage(callee.name, ptrs.data(), ptrs.size()) + " (" + callee.name +
-                  " takes " + std::to_string(callee.num_params) + " arguments)";
+          error = NoMethodMessage(callee.name, OpArgs(ptrs.data(), ptrs.size())) + " (" +
+                  callee.name + " takes " + std::to_string(callee.num_params) + " arguments)";
           return Fail(&in);
         }
         if (frames.size() >= options.max_call_depth) {
@@ -685,10 +627,10 @@ Result<Value> Interpreter::Impl::Run(int fi, std::span<const Value> args, bool r
       }
       case OpCode::kUndefined: {
         if (!gather(in, in.nargs)) return Fail(&in);
-        if (IsPrimName(in.name)) {
+        if (FindOp(in.name) != nullptr) {
           std::vector<const Value*> ptrs;
           for (const Value& v : argbuf) ptrs.push_back(&v);
-          error = NoMethodMessage(in.name, ptrs.data(), ptrs.size());
+          error = NoMethodMessage(in.name, OpArgs(ptrs.data(), ptrs.size()));
         } else {
           error = "UndefVarError: `" + in.name + "` not defined";
         }

@@ -13,72 +13,6 @@ namespace irt::ir {
 
 namespace {
 
-struct PrimEntry {
-  std::string_view name;
-  uint8_t arity;
-  Prim prim;
-};
-
-constexpr PrimEntry kPrims[] = {
-    {"+", 2, Prim::kAdd},
-    {"-", 2, Prim::kSub},
-    {"*", 2, Prim::kMul},
-    {"/", 2, Prim::kDiv},
-    {"^", 2, Prim::kPow},
-    {"div", 2, Prim::kIntDiv},
-    {"rem", 2, Prim::kRem},
-    {"-", 1, Prim::kNeg},
-    {"<", 2, Prim::kLt},
-    {"<=", 2, Prim::kLe},
-    {">", 2, Prim::kGt},
-    {">=", 2, Prim::kGe},
-    {"==", 2, Prim::kEq},
-    {"!=", 2, Prim::kNe},
-    {"&", 2, Prim::kAnd},
-    {"|", 2, Prim::kOr},
-    {"!", 1, Prim::kNot},
-    {"xor", 2, Prim::kXor},
-    {"sin", 1, Prim::kSin},
-    {"cos", 1, Prim::kCos},
-    {"tan", 1, Prim::kTan},
-    {"exp", 1, Prim::kExp},
-    {"log", 1, Prim::kLog},
-    {"sqrt", 1, Prim::kSqrt},
-    {"abs", 1, Prim::kAbs},
-    {"tanh", 1, Prim::kTanh},
-    {"min", 2, Prim::kMin},
-    {"max", 2, Prim::kMax},
-    {"zero", 1, Prim::kZero},
-    {"one", 1, Prim::kOne},
-    {"rand", 0, Prim::kRand},
-    {"randn", 0, Prim::kRandn},
-    {"getindex", 2, Prim::kGetIndex},
-    {"getindex", 3, Prim::kGetIndex},
-    {"getindex", 4, Prim::kGetIndex},
-    {"length", 1, Prim::kLength},
-    // Tensor primitives (tensor_prims.cc): libtrace's kernels, named as recorded.
-    {"matmul", 2, Prim::kKernel},
-    {"transpose", 1, Prim::kKernel},
-    {"sum", 1, Prim::kKernel},
-    {"sum", 2, Prim::kKernel},
-    {"mean", 1, Prim::kKernel},
-    {"mean", 2, Prim::kKernel},
-    {"reshape", 2, Prim::kKernel},
-    {"reshape", 3, Prim::kKernel},
-    {"reshape", 4, Prim::kKernel},
-    {"fill", 2, Prim::kKernel},
-    {"fill", 3, Prim::kKernel},
-    {"fill", 4, Prim::kKernel},
-    {"zeros", 1, Prim::kKernel},
-    {"zeros", 2, Prim::kKernel},
-    {"zeros", 3, Prim::kKernel},
-    {"ones", 1, Prim::kKernel},
-    {"ones", 2, Prim::kKernel},
-    {"ones", 3, Prim::kKernel},
-    {"size", 1, Prim::kKernel},
-    {"size", 2, Prim::kKernel},
-};
-
 // Infix operators, longest first where one is a prefix of another.
 struct InfixOp {
   std::string_view token;
@@ -152,25 +86,8 @@ struct RawFunction {
 
 }  // namespace
 
-std::string_view PrimName(Prim p) {
-  for (const PrimEntry& e : kPrims) {
-    if (e.prim == p) return e.name;
-  }
-  return "?";
-}
-
-std::optional<Prim> FindPrim(std::string_view name, size_t arity) {
-  for (const PrimEntry& e : kPrims) {
-    if (e.name == name && e.arity == arity) return e.prim;
-  }
-  return std::nullopt;
-}
-
-bool IsPrimName(std::string_view name) {
-  for (const PrimEntry& e : kPrims) {
-    if (e.name == name) return true;
-  }
-  return false;
+const OpDef* FindPrim(std::string_view name, size_t arity) {
+  return arity <= kMaxPrimArity ? FindOp(name, arity) : nullptr;
 }
 
 int Module::Find(std::string_view name) const {
@@ -671,7 +588,7 @@ class ModuleParser {
               break;
             case RawKind::kOperator:
               in.code = OpCode::kPrim;
-              in.prim = *FindPrim(s.name, s.args.size());
+              in.op = FindPrim(s.name, s.args.size());
               in.name = s.name;
               break;
             case RawKind::kNamedCall: {
@@ -680,9 +597,9 @@ class ModuleParser {
               if (callee >= 0) {
                 in.code = OpCode::kCall;
                 in.target = static_cast<uint32_t>(callee);
-              } else if (auto p = FindPrim(s.name, s.args.size())) {
+              } else if (const OpDef* op = FindPrim(s.name, s.args.size())) {
                 in.code = OpCode::kPrim;
-                in.prim = *p;
+                in.op = op;
               } else {
                 in.code = OpCode::kUndefined;
               }

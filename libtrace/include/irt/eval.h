@@ -1,8 +1,7 @@
-// Evaluation of recorded primitive operations from their names alone: a
-// table keyed by the op name a trace records ("+", "sin", "<", "^", "rand"),
-// so that a trace can be re-evaluated (irt-replay) without the program or
-// the adapter that produced it. The built-in table has the IR adapter's
-// primitives with Julia's semantics; callers may extend a copy of it.
+// Evaluation of recorded primitive operations from their names alone, so
+// that a trace can be re-evaluated (irt-replay) without the program or the
+// adapter that produced it: the standard operation set (irt/ops.h), which a
+// caller may extend or override for the operations its adapter records.
 #ifndef IRT_EVAL_H_
 #define IRT_EVAL_H_
 
@@ -30,21 +29,14 @@ struct PrimitiveEntry {
   bool random = false;
 };
 
-/// Primitive operations by name. Copyable; lookups are by exact name.
+/// Primitive operations by name: the standard operation set (irt/ops.h)
+/// with additions and replacements registered by the caller. Copyable;
+/// lookups are by exact name.
 class PrimitiveTable {
  public:
-  /// An empty table.
+  /// The standard operation set alone.
   PrimitiveTable() = default;
-  /// The built-in primitives, as the IR adapter evaluates them: + - * / ^
-  /// div ÷ rem % (unary and binary -) < <= > >= == != & | ! xor ⊻ sin cos
-  /// tan exp log sqrt abs tanh min max zero one, getindex (1-based; one index
-  /// on a matrix is Julia's column-major linear index) and length, and the
-  /// random draws rand and randn. Numbers promote along Bool < Int64 <
-  /// Float32 < Float64; Int64 arithmetic wraps around; Int / Int is Float64;
-  /// comparisons between integers and floats are exact. Elementwise
-  /// primitives with a tensor operand, and names the table lacks but
-  /// irt/kernels.h evaluates (matmul, transpose, sum, reshape...), go to
-  /// irt::EvalPrimitive.
+  /// A shared empty table: the standard operation set alone.
   static const PrimitiveTable& Builtins();
 
   /// Adds or replaces a primitive.
@@ -52,16 +44,17 @@ class PrimitiveTable {
   /// Adds or replaces a random draw (never re-evaluated).
   void RegisterRandom(std::string name);
 
-  /// The entry for `name`, or nullptr.
+  /// The registered entry for `name` (not a standard operation), or nullptr.
   const PrimitiveEntry* Find(std::string_view name) const;
   /// Whether Apply(name, args) with `arity` arguments evaluates something:
-  /// an entry, or a tensor kernel of irt/kernels.h.
+  /// a registered entry, or a standard operation taking `arity` arguments.
   bool Knows(std::string_view name, size_t arity) const;
   bool IsRandom(std::string_view name) const;
-  /// Evaluates `name` on `args`. kUnsupported if there is no such primitive
-  /// or it is a random draw; otherwise what the primitive returns.
+  /// Evaluates `name` on `args`: the registered entry, else the standard
+  /// operation. kUnsupported if there is neither or it is a random draw;
+  /// otherwise what the operation returns.
   Result<Value> Apply(std::string_view name, std::span<const Value> args) const;
-  /// All names, sorted.
+  /// All names, standard and registered, sorted.
   std::vector<std::string> Names() const;
 
  private:

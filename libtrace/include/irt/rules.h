@@ -95,7 +95,7 @@ class RuleSet {
   const std::vector<Rule>& rules() const { return rules_; }
   const std::set<std::string, std::less<>>& nondiff() const { return nondiff_; }
 
-  /// Closure: every primitive a rule uses is evaluable (irt/kernels.h) and
+  /// Closure: every primitive a rule uses is evaluable (irt/ops.h) and
   /// either has a rule for that arity or is declared nondiff, so that a
   /// backward pass built from the rules can be differentiated again.
   /// kDataError naming the rule and the primitive.

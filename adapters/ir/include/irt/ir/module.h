@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "irt/status.h"
+#include "irt/ops.h"
 #include "irt/value.h"
 
 namespace irt::ir {
@@ -47,55 +48,13 @@ struct SourcePos {
   uint32_t col = 0;
 };
 
-/// Built-in primitive operations, with Julia's semantics.
-enum class Prim : uint8_t {
-  kAdd,     // +
-  kSub,     // -
-  kMul,     // *
-  kDiv,     // /   (Int / Int is Float64)
-  kPow,     // ^
-  kIntDiv,  // div, ÷   (truncated)
-  kRem,     // rem, %
-  kNeg,     // unary -
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kEq,
-  kNe,
-  kAnd,  // &
-  kOr,   // |
-  kNot,  // !
-  kXor,  // xor, ⊻
-  kSin,
-  kCos,
-  kTan,
-  kExp,
-  kLog,
-  kSqrt,
-  kAbs,
-  kTanh,
-  kMin,
-  kMax,
-  kZero,
-  kOne,
-  kRand,      // uniform in [0, 1)
-  kRandn,     // standard normal
-  kGetIndex,  // getindex(A, i...): 1-based; one index on a matrix is Julia's column-major linear
-              // index
-  kLength,    // length(A): number of elements
-  kKernel,    // a tensor primitive evaluated by irt::EvalPrimitive (irt/kernels.h), by name:
-              // matmul, transpose, sum, mean, reshape, fill, zeros, ones, size, ...
-};
-/// Primitives take at most this many operands.
-inline constexpr size_t kMaxPrimArity = 4;
+/// Primitives take at most this many operands: any operation of the
+/// standard set (irt/ops.h) that takes that many.
+inline constexpr size_t kMaxPrimArity = 8;
 
-/// The name a primitive is recorded under: "+", "<", "div", "sin", "rand"...
-std::string_view PrimName(Prim p);
-/// The primitive called `name` with `arity` arguments, if there is one.
-std::optional<Prim> FindPrim(std::string_view name, size_t arity);
-/// Whether some primitive is called `name` (with any arity).
-bool IsPrimName(std::string_view name);
+/// The standard operation `name` with `arity` operands, if the IR can call it
+/// (arity at most kMaxPrimArity).
+const OpDef* FindPrim(std::string_view name, size_t arity);
 
 enum class OpCode : uint8_t {
   kPrim,       // a built-in primitive
@@ -116,7 +75,7 @@ struct Operand {
 /// One resolved statement or branch.
 struct Instr {
   OpCode code = OpCode::kPrim;
-  Prim prim = Prim::kAdd;
+  const OpDef* op = nullptr;  // kPrim: the operation
   /// Operands in Function::operands[first_arg, first_arg + nargs); for
   /// branches the block arguments, followed by the condition of kBrUnless.
   uint16_t nargs = 0;
