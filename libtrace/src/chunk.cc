@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "control_flow.h"
+#include "irt/value.h"
+
 namespace irt::internal {
 
 namespace {
@@ -97,6 +100,23 @@ std::string NewerMinor(const fb::Chunk* c) {
          std::to_string(c->format_minor()) + ", newer than this reader's " +
          std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
          "; a newer irtrace is needed)";
+}
+
+// The control-flow facts of a FunctionIR entry (format 1.1), one pass over
+// its branches.
+Status CheckFunctionFacts(const fb::FunctionIR* f) {
+  uint64_t n = f->branches() ? f->branches()->size() : 0;
+  std::string bad = BranchRules::CheckCounts(f->blocks(), n);
+  if (!bad.empty()) return DataError(bad);
+  BranchRules rules(f->blocks());
+  for (uint64_t i = 0; i < n; ++i) {
+    const fb::Branch* b = f->branches()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    bad = CheckBranchFlags(*b);
+    if (!bad.empty()) return DataError("branch " + std::to_string(i) + ": " + bad);
+    bad = rules.Next(i, DecodeBranch(*b));
+    if (!bad.empty()) return DataError(bad);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -474,6 +494,12 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     const fb::FunctionIR* f = c->functions()->Get(i);
     if (f->name() >= n_strings)
       return DataError("function " + std::to_string(i) + ": name out of range");
+    Status s = CheckFunctionFacts(f);
+    if (!s.ok()) {
+      return s.Prefixed("function " + std::to_string(i) + " ('" +
+                        DisplayString(c->strings()->Get(f->name())->string_view()) +
+                        "'): control flow");
+    }
   }
   return CheckNodes(c, facts);
 }

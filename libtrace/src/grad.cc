@@ -30,6 +30,7 @@
 #include <unordered_map>
 
 #include "chunk.h"
+#include "control_flow.h"
 #include "irt/ops.h"
 #include "irt/print.h"
 #include "irt/writer.h"
@@ -1665,7 +1666,9 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
     const fb::Chunk* c = trace.chunk_root(ci);
     if (c->functions()) {
       for (const fb::FunctionIR* f : *c->functions()) {
-        w.RegisterFunction(c->strings()->Get(f->name())->str(), f->ir() ? f->ir()->str() : "");
+        std::string name = c->strings()->Get(f->name())->str();
+        w.RegisterFunction(name, f->ir() ? f->ir()->str() : "");
+        if (auto facts = internal::FactsOfEntry(c, f)) w.RegisterControlFlow(name, *facts);
       }
     }
     uint32_t nclasses = c->classes() ? c->classes()->size() : 0;

@@ -5,7 +5,7 @@
 // value equals the recorded one. An explicit stack of open calls carries,
 // per call, the latest node of each SSA value used as a branch condition,
 // so that branches that were not taken can be checked against the callee's
-// IR. Then every chunk holding a changed node is rebuilt with
+// control-flow facts (control_flow.h). Then every chunk holding a changed node is rebuilt with
 // FlatBufferBuilder (all tables copied, new values appended), the others
 // are copied as they are.
 #include "irt/replay.h"
@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "chunk.h"
+#include "control_flow.h"
 #include "irt/graph.h"
 #include "irtrace_generated.h"
 
@@ -35,87 +36,15 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// ------------------------------------------------------------ IR branches
-
-// A conditional branch of a block, as IRTools prints it: `br 2 unless %5`.
-struct CondBranch {
-  uint32_t pos = 0;   // branch position in its block (1-based)
-  uint32_t cond = 0;  // SSA id of the condition (0: a literal, which cannot change)
-  std::string text;
-};
-
-struct FunctionBranches {
-  std::map<uint32_t, std::vector<CondBranch>> by_block;
-  std::vector<uint32_t> cond_ssa;  // SSA ids used as conditions, sorted
-  bool Watches(uint32_t ssa) const {
-    return std::binary_search(cond_ssa.begin(), cond_ssa.end(), ssa);
+// How a divergence names a branch not taken: `br 2 unless %5`.
+std::string BranchText(const BranchFact& b) {
+  if (b.is_return()) return "return";
+  std::string s = "br " + std::to_string(b.target);
+  if (b.conditional) {
+    s += b.taken_when ? " if " : " unless ";
+    s += b.condition != 0 ? "%" + std::to_string(b.condition) : "a literal";
   }
-};
-
-// Strips a comment that starts outside a string literal.
-std::string_view StripComment(std::string_view line) {
-  bool in_string = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '#') {
-      return line.substr(0, i);
-    }
-  }
-  return line;
-}
-
-// Reads the conditional branches of a function's IR text (the lines between
-// `function NAME` and `end`). Lines it does not recognise are skipped: the
-// only use of the result is to find more divergences.
-FunctionBranches ParseBranches(std::string_view ir) {
-  FunctionBranches out;
-  uint32_t block = 0, position = 0;
-  size_t start = 0;
-  while (start < ir.size()) {
-    size_t nl = ir.find('\n', start);
-    if (nl == std::string_view::npos) nl = ir.size();
-    std::string line = Trim(StripComment(ir.substr(start, nl - start)));
-    start = nl + 1;
-    if (line.empty()) continue;
-    if (line[0] >= '0' && line[0] <= '9') {
-      uint32_t b = 0;
-      auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), b);
-      if (ec == std::errc() && p < line.data() + line.size() && *p == ':') {
-        block = b;
-        position = 0;
-      }
-      continue;
-    }
-    bool is_br = line.rfind("br ", 0) == 0 || line == "br";
-    bool is_return = line.rfind("return", 0) == 0;
-    if (!is_br && !is_return) continue;
-    ++position;
-    if (!is_br) continue;
-    size_t u = line.rfind(" unless ");
-    if (u == std::string::npos) continue;
-    std::string cond = Trim(std::string_view(line).substr(u + 8));
-    CondBranch cb;
-    cb.pos = position;
-    cb.text = line;
-    if (cond.size() > 1 && cond[0] == '%') {
-      uint32_t ssa = 0;
-      auto [p, ec] = std::from_chars(cond.data() + 1, cond.data() + cond.size(), ssa);
-      if (ec == std::errc() && p == cond.data() + cond.size()) cb.cond = ssa;
-    }
-    if (cb.cond != 0) out.cond_ssa.push_back(cb.cond);
-    out.by_block[block].push_back(std::move(cb));
-  }
-  std::sort(out.cond_ssa.begin(), out.cond_ssa.end());
-  out.cond_ssa.erase(std::unique(out.cond_ssa.begin(), out.cond_ssa.end()), out.cond_ssa.end());
-  return out;
+  return s;
 }
 
 // ------------------------------------------------------------ raw scans
@@ -321,7 +250,12 @@ class ChunkBuilder {
       for (const fb::FunctionIR* f : *c->functions()) {
         auto ir = f->ir() ? fbb_.CreateString(f->ir()->data(), f->ir()->size())
                           : flatbuffers::Offset<flatbuffers::String>();
-        functions.push_back(fb::CreateFunctionIR(fbb_, f->name(), ir));
+        flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
+        if (f->branches()) {
+          std::vector<fb::Branch> copy = CopyStructs(f->branches());
+          branches = fbb_.CreateVectorOfStructs(copy);
+        }
+        functions.push_back(fb::CreateFunctionIR(fbb_, f->name(), ir, f->blocks(), branches));
       }
     }
     flatbuffers::Offset<fb::Producer> producer;
@@ -529,7 +463,7 @@ class ChunkBuilder {
 struct WalkFrame {
   NodeId marker = 0;
   uint32_t ssa = 0;  // the SSA id the call defines in its caller
-  const FunctionBranches* branches = nullptr;
+  const internal::FunctionFlow* branches = nullptr;
   std::vector<std::pair<uint32_t, NodeId>> lastdef;  // condition SSA id -> latest node
   void Define(uint32_t ssa, NodeId id) {
     for (auto& [s, n] : lastdef) {
@@ -557,7 +491,7 @@ class Walker {
  public:
   Walker(const Trace& t, const PrimitiveTable& table, bool prefix, ReplayResult* r,
          std::map<uint32_t, std::vector<uint8_t>>* rebuilt)
-      : t_(t), table_(table), prefix_(prefix), r_(r), rebuilt_(rebuilt) {}
+      : t_(t), table_(table), prefix_(prefix), r_(r), rebuilt_(rebuilt), flows_(t) {}
 
   // Re-evaluates from the first change (sorted `changes`). `open` lists the
   // calls open at the first change when the caller knows them (from its
@@ -604,7 +538,7 @@ class Walker {
   Status Enter(uint32_t ci);
   Status Finalize(uint32_t keep);
   Status FinishLate();
-  Result<const FunctionBranches*> BranchesOf(std::string_view function, NodeId marker);
+  const internal::FunctionFlow* BranchesOf(std::string_view function, NodeId marker);
   Status PushFrame(NodeId marker, std::string_view function, uint32_t ssa);
   void Diverge(ReplayDivergence d) { r_->divergence = std::move(d); }
   Status CheckUntaken(NodeId id, uint32_t block, uint32_t pos);
@@ -634,7 +568,7 @@ class Walker {
   std::map<uint32_t, ChunkEdit> late_;  // edits of chunks the walk has left
   std::vector<Value> args_;
   std::vector<WalkFrame> frames_;
-  std::map<std::string, std::unique_ptr<FunctionBranches>, std::less<>> branches_;
+  internal::ControlFlowIndex flows_;
   // The root call's function arguments are nodes [1, root_args_end); node
   // root_args_skip + k is the marker's literal operand k - 1.
   NodeId root_args_end_ = 1;
@@ -774,27 +708,20 @@ Status Walker::RootArguments() {
   return Status::Ok();
 }
 
-Result<const FunctionBranches*> Walker::BranchesOf(std::string_view function, NodeId marker) {
-  auto it = branches_.find(function);
-  if (it != branches_.end()) return it->second.get();
-  std::optional<std::string_view> ir = t_.FunctionIR(function, marker);
-  std::unique_ptr<FunctionBranches> fb;
-  if (ir) {
-    fb = std::make_unique<FunctionBranches>(ParseBranches(*ir));
-  } else {
-    r_->warnings.push_back("no IR text for '" + std::string(function) +
-                           "': branches not taken in its blocks are not checked");
+const internal::FunctionFlow* Walker::BranchesOf(std::string_view function, NodeId marker) {
+  std::string missing;
+  const internal::FunctionFlow* f = flows_.Find(function, marker, &missing);
+  if (!missing.empty()) {
+    r_->warnings.push_back(missing + ": branches not taken in its blocks are not checked");
   }
-  const FunctionBranches* p = fb.get();
-  branches_.emplace(std::string(function), std::move(fb));
-  return p;
+  return f;
 }
 
 Status Walker::PushFrame(NodeId marker, std::string_view function, uint32_t ssa) {
   WalkFrame f;
   f.marker = marker;
   f.ssa = ssa;
-  IRT_ASSIGN_OR_RETURN(f.branches, BranchesOf(function, marker));
+  f.branches = BranchesOf(function, marker);
   frames_.push_back(std::move(f));
   return Status::Ok();
 }
@@ -805,19 +732,19 @@ Status Walker::PushFrame(NodeId marker, std::string_view function, uint32_t ssa)
 Status Walker::CheckUntaken(NodeId id, uint32_t block, uint32_t pos) {
   if (frames_.empty() || frames_.back().branches == nullptr) return Status::Ok();
   const WalkFrame& f = frames_.back();
-  auto it = f.branches->by_block.find(block);
-  if (it == f.branches->by_block.end()) return Status::Ok();
-  for (const CondBranch& b : it->second) {
-    if (b.pos >= pos || b.cond == 0) continue;
-    NodeId c = f.Latest(b.cond);
+  for (const BranchFact& b : f.branches->Block(block)) {
+    if (b.pos >= pos) break;
+    if (!b.conditional || b.condition == 0) continue;
+    NodeId c = f.Latest(b.condition);
     if (c == kNoNode || !Dirty(c)) continue;
     IRT_ASSIGN_OR_RETURN(Value now, Current(c));
-    if (now.kind() == VKind::kBool && now.as_bool()) continue;
+    if (now.kind() == VKind::kBool && now.as_bool() != b.taken_when) continue;
     IRT_ASSIGN_OR_RETURN(NodeView cv, t_.node(c));
     ReplayDivergence d;
     d.node = id;
     d.path = Where(t_, id);
-    d.branch = "§" + std::to_string(block) + ":&" + std::to_string(b.pos) + " (" + b.text + ")";
+    d.branch =
+        "§" + std::to_string(block) + ":&" + std::to_string(b.pos) + " (" + BranchText(b) + ")";
     d.condition = c;
     d.condition_path = Where(t_, c);
     d.old_value = cv.value();
@@ -1053,7 +980,7 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
         if (kind == NodeKind::kJump) {
           IRT_RETURN_IF_ERROR(CheckUntaken(id, block, pos));
           if (r_->divergence) break;
-        } else if (f.branches->Watches(pos)) {
+        } else if (f.branches->IsCondition(pos)) {
           frames_.back().Define(pos, id);
         }
       }
@@ -1095,12 +1022,12 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
         uint32_t ssa = frames_.back().ssa;
         frames_.pop_back();
         if (!frames_.empty() && frames_.back().branches != nullptr &&
-            frames_.back().branches->Watches(ssa)) {
+            frames_.back().branches->IsCondition(ssa)) {
           frames_.back().Define(ssa, id);
         }
       }
     } else if (kind != NodeKind::kJump && !frames_.empty() && frames_.back().branches != nullptr &&
-               frames_.back().branches->Watches(loc.pos)) {
+               frames_.back().branches->IsCondition(loc.pos)) {
       frames_.back().Define(loc.pos, id);
     }
   }

@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "chunk.h"
+#include "control_flow.h"
 #include "irt/writer.h"
 
 namespace irt {
@@ -303,121 +304,29 @@ class NodeReader {
   uint32_t mru_ = 0, next_ = 0;
 };
 
-// ---------------------------------------------------------------- branch tables
+// ---------------------------------------------------------------- branch facts
 
-// For each block of a function, the conditions of its branches in order
-// (the SSA id of `br B unless %c`, 0 for a branch without one or with a
-// literal condition), read from the function's IR text. Only what control
-// dependences need: which conditions were evaluated, and found true, before
-// the branch at position &k was taken.
-class BranchTable {
- public:
-  static BranchTable Parse(std::string_view ir) {
-    BranchTable t;
-    uint32_t block = 0;
-    size_t at = 0;
-    while (at <= ir.size()) {
-      size_t nl = ir.find('\n', at);
-      if (nl == std::string_view::npos) nl = ir.size();
-      std::string_view line = StripComment(ir.substr(at, nl - at));
-      at = nl + 1;
-      line = Trim(line);
-      if (line.empty()) continue;
-      // "N:" or "N: (%a, %b)" opens a block.
-      size_t digits = 0;
-      while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9') ++digits;
-      if (digits > 0 && digits < line.size() && line[digits] == ':') {
-        std::from_chars(line.data(), line.data() + digits, block);
-        continue;
-      }
-      if (block == 0) continue;
-      bool is_br = line.size() >= 2 && line.substr(0, 2) == "br" &&
-                   (line.size() == 2 || line[2] == ' ' || line[2] == '\t');
-      bool is_ret = line.substr(0, 6) == "return" &&
-                    (line.size() == 6 || line[6] == ' ' || line[6] == '\t' || line[6] == '(');
-      if (!is_br && !is_ret) continue;
-      uint32_t cond = 0;
-      if (is_br) {
-        size_t u = line.rfind(" unless ");
-        if (u != std::string_view::npos) {
-          std::string_view c = Trim(line.substr(u + 8));
-          if (c.size() > 1 && c[0] == '%') {
-            std::from_chars(c.data() + 1, c.data() + c.size(), cond);
-          }
-        }
-      }
-      if (t.blocks_.size() < block) t.blocks_.resize(block);
-      t.blocks_[block - 1].push_back(cond);
-      if (cond != 0) t.conds_.push_back(cond);
-    }
-    std::sort(t.conds_.begin(), t.conds_.end());
-    t.conds_.erase(std::unique(t.conds_.begin(), t.conds_.end()), t.conds_.end());
-    return t;
-  }
-  // Conditions of branches 1..k-1 of `block` (nonzero SSA ids only).
-  template <typename F>
-  void NotTaken(uint32_t block, uint32_t k, F&& f) const {
-    if (block == 0 || block > blocks_.size()) return;
-    const auto& b = blocks_[block - 1];
-    for (uint32_t j = 1; j < k && j <= b.size(); ++j) {
-      if (b[j - 1] != 0) f(b[j - 1]);
-    }
-  }
-  // Whether SSA id `ssa` is a branch condition anywhere in the function.
-  bool IsCondition(uint32_t ssa) const {
-    return std::binary_search(conds_.begin(), conds_.end(), ssa);
-  }
-  bool empty() const { return blocks_.empty(); }
-
- private:
-  static std::string_view Trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-      s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-      s.remove_suffix(1);
-    }
-    return s;
-  }
-  static std::string_view StripComment(std::string_view s) {
-    bool quoted = false;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '\\' && quoted) {
-        ++i;
-      } else if (s[i] == '"') {
-        quoted = !quoted;
-      } else if (s[i] == '#' && !quoted) {
-        return s.substr(0, i);
-      }
-    }
-    return s;
-  }
-  std::vector<std::vector<uint32_t>> blocks_;
-  std::vector<uint32_t> conds_;  // sorted
-};
-
+// The control-flow facts of each function the walk enters (control.cc's
+// index), with a warning for each function the trace has none for.
 class BranchTables {
  public:
-  BranchTables(const Trace& t, std::vector<std::string>* warnings) : t_(t), warnings_(warnings) {}
-  // The table of the function called at `marker` (by its op name); an
-  // empty table when the trace carries no IR for it.
-  const BranchTable* For(std::string_view fn, NodeId marker) {
-    auto it = tables_.find(std::string(fn));
-    if (it != tables_.end()) return &it->second;
-    BranchTable table;
-    if (auto ir = t_.FunctionIR(fn, marker)) {
-      table = BranchTable::Parse(*ir);
-    } else {
-      warnings_->push_back("no IR text for '" + DisplayString(fn) +
-                           "': the conditions of its branches not taken are not in the slice");
+  BranchTables(const Trace& t, std::vector<std::string>* warnings)
+      : index_(t), warnings_(warnings) {}
+  // The facts of the function called at `marker` (by its op name); nullptr
+  // when the trace carries none for it.
+  const internal::FunctionFlow* For(std::string_view fn, NodeId marker) {
+    std::string missing;
+    const internal::FunctionFlow* f = index_.Find(fn, marker, &missing);
+    if (!missing.empty()) {
+      warnings_->push_back(missing +
+                           ": the conditions of its branches not taken are not in the slice");
     }
-    return &tables_.emplace(std::string(fn), std::move(table)).first->second;
+    return f;
   }
 
  private:
-  const Trace& t_;
+  internal::ControlFlowIndex index_;
   std::vector<std::string>* warnings_;
-  std::unordered_map<std::string, BranchTable> tables_;
 };
 
 // ---------------------------------------------------------------- paths
@@ -532,7 +441,7 @@ struct Walk {
     }
     return Status::Ok();
   }
-  const BranchTable* TableOf(NodeId marker) {
+  const internal::FunctionFlow* TableOf(NodeId marker) {
     if (!control) return nullptr;
     auto m = reader.Get(marker);
     if (!m) return nullptr;
@@ -580,7 +489,7 @@ struct SsaState {
 struct BackFrame {
   NodeId marker = 0;
   NodeId closer = 0;
-  const BranchTable* table = nullptr;
+  const internal::FunctionFlow* table = nullptr;
   bool ctl = false;      // a selected node of this body was met: earlier jumps decide it
   bool has_sel = false;  // something in this call is selected
   SsaSet wanted;         // not-taken conditions still to find, by SSA id
@@ -653,7 +562,8 @@ class BackwardWalk {
     if (!w_.control) return Status::Ok();
     f.ctl = true;
     if (n.is_branch() && n.pos() > 1 && f.table != nullptr) {
-      f.table->NotTaken(n.block(), n.pos(), [&](uint32_t ssa) { f.wanted.Add(ssa); });
+      f.table->NotTaken(n.block(), n.pos(),
+                        [&](const BranchFact& b) { f.wanted.Add(b.condition); });
     }
     return Status::Ok();
   }
@@ -772,7 +682,7 @@ class BackwardWalk {
 struct FwdFrame {
   NodeId marker = 0;
   NodeId closer = kNoNode;
-  const BranchTable* table = nullptr;
+  const internal::FunctionFlow* table = nullptr;
   bool ctl = false;  // a branch decided by the slice was taken: the rest depends on it
   bool has_sel = false;
   SsaState conds;  // selection state of the latest value of each condition SSA id
@@ -905,8 +815,8 @@ class ForwardWalk {
       }
     }
     if (w_.control && n.is_branch() && n.pos() > 1 && top.table != nullptr) {
-      top.table->NotTaken(n.block(), n.pos(), [&](uint32_t ssa) {
-        if (top.conds.Get(ssa)) decided = true;
+      top.table->NotTaken(n.block(), n.pos(), [&](const BranchFact& b) {
+        if (top.conds.Get(b.condition)) decided = true;
       });
       if (decided) sel = true;
     }
@@ -999,8 +909,8 @@ std::vector<uint32_t> BranchConditions::NotTaken(NodeId marker, uint32_t block, 
   std::vector<uint32_t> out;
   auto m = impl_->trace.node(marker);
   if (!m.ok() || m->kind() != NodeKind::kCall) return out;
-  const BranchTable* t = impl_->tables.For(m->op(), marker);
-  t->NotTaken(block, k, [&](uint32_t ssa) { out.push_back(ssa); });
+  const internal::FunctionFlow* t = impl_->tables.For(m->op(), marker);
+  if (t != nullptr) t->NotTaken(block, k, [&](const BranchFact& b) { out.push_back(b.condition); });
   return out;
 }
 
@@ -1131,6 +1041,7 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
   std::unordered_map<std::string, bool> registered;
   std::unordered_set<uint64_t> registered_classes;
   std::vector<NodeId> refs;
+  internal::ControlFlowIndex flows(trace);  // copied with each function kept
   // How a kept node is written, and which node its class comes from.
   enum Role : uint64_t { kAsIs = 0, kNoOperands = 1, kUnit = 2, kInput = 3 };
   auto class_for = [&](const RawNode& from, Role role) -> ClassId {
@@ -1194,6 +1105,10 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
                 registered[op] = true;
                 if (auto ir = trace.FunctionIR(op, x)) {
                   writer.RegisterFunction(op, std::string(*ir));
+                }
+                std::string missing;
+                if (const internal::FunctionFlow* f = flows.Find(op, x, &missing)) {
+                  writer.RegisterControlFlow(op, f->facts());
                 }
               }
             }

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "chunk.h"
+#include "control_flow.h"
 #include "irtrace_generated.h"
 
 namespace irt {
@@ -28,7 +30,12 @@ struct TraceWriter::Impl {
   Output* out;
   WriterOptions opts;
   std::vector<GlobalClass> classes;
-  std::unordered_map<std::string, std::string> functions;
+  // What a chunk that opens a call to a function says about it.
+  struct FunctionInfo {
+    std::optional<std::string> ir;
+    std::optional<ControlFlow> flow;
+  };
+  std::unordered_map<std::string, FunctionInfo> functions;
 
   // Current chunk.
   flatbuffers::FlatBufferBuilder fbb{1 << 20};
@@ -169,8 +176,22 @@ struct TraceWriter::Impl {
     if (it == functions.end()) return;
     functions_in_chunk.insert(name);
     uint32_t id = Intern(name);
-    auto ir = fbb.CreateString(it->second);
-    function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir));
+    const FunctionInfo& f = it->second;
+    flatbuffers::Offset<flatbuffers::String> ir;
+    if (f.ir) ir = fbb.CreateString(*f.ir);
+    uint32_t blocks = 0;
+    flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
+    if (f.flow) {
+      blocks = f.flow->blocks;
+      std::vector<fb::Branch> v;
+      v.reserve(f.flow->branches.size());
+      for (const BranchFact& b : f.flow->branches) {
+        v.emplace_back(b.block, b.pos, b.target, b.conditional ? b.condition : 0,
+                       internal::EncodeBranchFlags(b));
+      }
+      branches = fbb.CreateVectorOfStructs(v);
+    }
+    function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
   }
 
   Status Flush(bool last, NodeId total) {
@@ -263,7 +284,17 @@ ClassId TraceWriter::DefineClass(ClassSpec spec) {
 }
 
 void TraceWriter::RegisterFunction(std::string name, std::string ir_text) {
-  impl_->functions[std::move(name)] = std::move(ir_text);
+  impl_->functions[std::move(name)].ir = std::move(ir_text);
+}
+
+void TraceWriter::RegisterControlFlow(std::string name, ControlFlow facts) {
+  if (!status_.ok()) return;
+  std::string bad = CheckControlFlow(facts);
+  if (!bad.empty()) {
+    status_ = Internal("control flow of '" + DisplayString(name) + "': " + bad);
+    return;
+  }
+  impl_->functions[std::move(name)].flow = std::move(facts);
 }
 
 namespace {

@@ -62,6 +62,10 @@ struct ChunkModel {
   std::vector<std::vector<fb::Value>> tuples;
   std::vector<fb::Meta> meta;
   std::vector<std::pair<uint32_t, std::string>> functions;
+  // Format 1.1 control-flow facts of functions[0] (written when fn_blocks or
+  // fn_branches is nonzero).
+  uint32_t fn_blocks = 0;
+  std::vector<fb::Branch> fn_branches;
   bool last = false;
   uint64_t total_nodes = 0;
   // An extra scalar field with this id (a field a later minor version might
@@ -163,7 +167,11 @@ Bytes Encode(const ChunkModel& m) {
   }
   std::vector<flatbuffers::Offset<fb::FunctionIR>> functions;
   for (const auto& [name, ir] : m.functions) {
-    functions.push_back(fb::CreateFunctionIR(fbb, name, fbb.CreateString(ir)));
+    auto text = fbb.CreateString(ir);
+    flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
+    bool facts = functions.empty() && (m.fn_blocks != 0 || !m.fn_branches.empty());
+    if (facts) branches = fbb.CreateVectorOfStructs(m.fn_branches);
+    functions.push_back(fb::CreateFunctionIR(fbb, name, text, facts ? m.fn_blocks : 0, branches));
   }
   auto v_nodes = fbb.CreateVectorOfStructs(m.nodes);
   auto v_refs = fbb.CreateVector(m.refs);
@@ -274,8 +282,55 @@ std::vector<Variant> Variants() {
       return e.Join();
     };
   };
+  // Format 1.1: f's control-flow facts are one block that ends in a return.
+  auto edit11 = [](const std::function<void(ChunkModel&)>& f) {
+    return [f]() {
+      std::vector<ChunkModel> t = BaseTrace();
+      for (ChunkModel& c : t) c.format_minor = 1;
+      t[0].fn_blocks = 1;
+      t[0].fn_branches = {fb::Branch(1, 1, 0, 0, 0)};
+      f(t[0]);
+      return EncodeAll(t).Join();
+    };
+  };
   return {
       {"valid", "the well-formed trace every variant starts from", edit([](auto&) {})},
+      {"facts-valid", "format 1.1: f's control-flow facts say it is one block ending in a return",
+       edit11([](ChunkModel&) {})},
+      {"facts-missing", "format 1.1: f has IR text but no control-flow facts",
+       edit11([](ChunkModel& c) {
+         c.fn_blocks = 0;
+         c.fn_branches.clear();
+       })},
+      {"facts-block-range", "format 1.1: f's facts put a branch in block 2 of 1",
+       edit11([](ChunkModel& c) { c.fn_branches = {fb::Branch(2, 1, 0, 0, 0)}; })},
+      {"facts-position", "format 1.1: block 1 of f has branch positions 1 and 3",
+       edit11([](ChunkModel& c) {
+         c.fn_blocks = 2;
+         c.fn_branches = {fb::Branch(1, 1, 2, 3, 1), fb::Branch(1, 3, 0, 0, 0)};
+       })},
+      {"facts-unsorted", "format 1.1: f's facts list block 2 before block 1",
+       edit11([](ChunkModel& c) {
+         c.fn_blocks = 2;
+         c.fn_branches = {fb::Branch(2, 1, 0, 0, 0), fb::Branch(1, 1, 2, 0, 0)};
+       })},
+      {"facts-target", "format 1.1: a branch of f jumps to block 5 of 2", edit11([](ChunkModel& c) {
+         c.fn_blocks = 2;
+         c.fn_branches = {fb::Branch(1, 1, 5, 0, 0), fb::Branch(2, 1, 0, 0, 0)};
+       })},
+      {"facts-flags", "format 1.1: a branch of f has flags 4",
+       edit11([](ChunkModel& c) { c.fn_branches = {fb::Branch(1, 1, 0, 0, 4)}; })},
+      {"facts-return-condition", "format 1.1: f's return has a condition",
+       edit11([](ChunkModel& c) { c.fn_branches = {fb::Branch(1, 1, 0, 3, 1)}; })},
+      {"facts-condition-unconditional", "format 1.1: an unconditional branch of f names %3",
+       edit11([](ChunkModel& c) {
+         c.fn_blocks = 2;
+         c.fn_branches = {fb::Branch(1, 1, 2, 3, 0), fb::Branch(2, 1, 0, 0, 0)};
+       })},
+      {"facts-no-blocks", "format 1.1: f's facts have a branch and 0 blocks",
+       edit11([](ChunkModel& c) { c.fn_blocks = 0; })},
+      {"facts-many-blocks", "format 1.1: f's facts claim 2^32 - 1 blocks",
+       edit11([](ChunkModel& c) { c.fn_blocks = ~0u; })},
       {"empty", "zero bytes", []() { return Bytes(); }},
       {"truncated", "the file cut in the middle of its last chunk",
        flip([](Encoded& e) { e.chunks[1].resize(e.chunks[1].size() / 2); })},
@@ -404,9 +459,9 @@ std::vector<Variant> Variants() {
          t[1].meta.push_back(fb::Meta(fb::Value(1, fb::VKind::I64), 1, key));
          t[1].meta.push_back(fb::Meta(fb::Value(2, fb::VKind::I64), 1, key));
        })},
-      {"minor-newer-vkind", "format 1.1 whose node 2 uses value kind 10, appended in 1.1",
+      {"minor-newer-vkind", "format 1.2 whose node 2 uses value kind 10, appended in 1.2",
        edit([](auto& t) {
-         for (ChunkModel& c : t) c.format_minor = 1;
+         for (ChunkModel& c : t) c.format_minor = 2;
          t[0].classes[2] = Class(fb::Kind::Argument, ~0u, 1, 2, 0, 0, static_cast<fb::VKind>(10));
        })},
       {"tuple-bomb",

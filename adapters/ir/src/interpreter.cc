@@ -311,6 +311,42 @@ struct Interpreter::Impl {
 
 namespace {
 
+// The control-flow facts of `f` (irt/control_flow.h): its blocks and, in
+// each, the branches and return in order, explicit or fall-through, with
+// the SSA id of each condition, as the Jump and Return nodes of its calls
+// identify them (block and branch position).
+ControlFlow ControlFlowOf(const Function& f) {
+  std::vector<uint32_t> ssa_of(f.num_slots, 0);
+  for (const Block& b : f.blocks) {
+    for (size_t k = 0; k < b.arg_slots.size() && k < b.arg_ssa.size(); ++k) {
+      if (b.arg_slots[k] < ssa_of.size()) ssa_of[b.arg_slots[k]] = b.arg_ssa[k];
+    }
+  }
+  auto is_branch = [](OpCode c) {
+    return c == OpCode::kBr || c == OpCode::kBrUnless || c == OpCode::kReturn;
+  };
+  for (const Instr& in : f.code) {
+    if (!is_branch(in.code) && in.dst < ssa_of.size()) ssa_of[in.dst] = in.ssa;
+  }
+  ControlFlow out;
+  out.blocks = static_cast<uint32_t>(f.blocks.size());
+  for (const Instr& in : f.code) {
+    if (!is_branch(in.code)) continue;
+    BranchFact b;
+    b.block = in.block;
+    b.pos = in.ssa;
+    b.target = in.code == OpCode::kReturn ? 0 : in.target + 1;
+    if (in.code == OpCode::kBrUnless) {
+      b.conditional = true;
+      b.taken_when = false;
+      const Operand& c = f.operands[in.first_arg + in.nargs];
+      if (!c.is_const && c.index < ssa_of.size()) b.condition = ssa_of[c.index];
+    }
+    out.branches.push_back(b);
+  }
+  return out;
+}
+
 std::vector<OperandSpec> OperandSpecs(const Function& f, const Instr& in, size_t n) {
   std::vector<OperandSpec> specs;
   for (size_t i = 0; i < n; ++i) {
@@ -332,6 +368,7 @@ void Interpreter::Impl::DefineClasses() {
   for (size_t fi = 0; fi < fns.size(); ++fi) {
     const Function& f = fns[fi];
     writer->RegisterFunction(f.name, f.ir_text);
+    writer->RegisterControlFlow(f.name, ControlFlowOf(f));
     const Block& entry = f.blocks[0];
     for (size_t k = 0; k <= f.num_params; ++k) {
       uint32_t uid = module.param_uid(fi, k);

@@ -8,8 +8,8 @@
 //
 // Every branch decision inside the re-evaluated slice is checked: a
 // recorded jump whose condition changed, and a conditional branch that was
-// not taken before the recorded one in its block (found in the callee's IR
-// text, IRTools syntax) whose condition changed. If one would now go the
+// not taken before the recorded one in its block (found in the callee's
+// control-flow facts, schema/README.md §7.1) whose condition changed. If one would now go the
 // other way, the trace cannot be replayed past it: that is a divergence,
 // reported with the node's path and the old and new condition values.
 #ifndef IRT_REPLAY_H_
@@ -85,8 +85,8 @@ struct ReplayResult {
   /// Chunks rebuilt, of all.
   uint64_t chunks_rebuilt = 0, chunks = 0;
   std::optional<ReplayDivergence> divergence;
-  /// Things the replay could not check (e.g. a callee without IR text, so
-  /// untaken branches of its blocks were not checked).
+  /// Things the replay could not check (e.g. a callee without control-flow
+  /// facts, so untaken branches of its blocks were not checked).
   std::vector<std::string> warnings;
 };
 

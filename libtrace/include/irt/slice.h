@@ -25,7 +25,7 @@
 //    blocks that led to it) with the condition that decided it, and, for a
 //    jump or return at branch position &k > 1, the conditions of the
 //    branches &1..&k-1 of its block, which were evaluated and not taken
-//    (found in the callee's IR text). With `through_calls` as well, a
+//    (found in the callee's control-flow facts). With `through_calls` as well, a
 //    call's body depends on the branches that led to its call site, up to
 //    the root. Forward, everything a selected condition decided is
 //    selected: once a jump's decision depends on the slice, the rest of its
@@ -91,8 +91,9 @@ class Slice {
   const std::string& path() const;
   std::string description() const;
   /// What the slice may lack: with `control`, one line per function whose
-  /// IR the trace does not carry, so that the conditions of its branches
-  /// not taken are unknown (the slice keeps only the jumps taken).
+  /// control-flow facts the trace does not carry (schema/README.md §7.1),
+  /// so that the conditions of its branches not taken are unknown (the
+  /// slice keeps only the jumps taken).
   const std::vector<std::string>& warnings() const;
 
   struct Impl;  // opaque; defined in slice.cc
@@ -127,16 +128,16 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out);
 
 /// The branches a trace does not record: a jump or return at branch position
 /// &k > 1 of its block was reached because branches &1..&k-1 were evaluated
-/// and not taken. This reads their conditions from the IR text the trace
-/// carries for each function (cached per function).
+/// and not taken. This reads their conditions from the control-flow facts
+/// the trace carries for each function (cached per function).
 class BranchConditions {
  public:
   explicit BranchConditions(const Trace& trace);
   ~BranchConditions();
   /// SSA ids of the conditions of branches &1..&k-1 of `block`, in the
   /// function called at `marker` (the call holding the branch); empty when
-  /// the trace has no IR for that function or the branches have no
-  /// condition.
+  /// the trace has no control-flow facts for that function or the branches
+  /// have no condition.
   std::vector<uint32_t> NotTaken(NodeId marker, uint32_t block, uint32_t k);
 
  private:

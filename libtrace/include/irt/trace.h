@@ -31,7 +31,7 @@ const ChunkFacts& FactsOf(const ChunkStream& s);
 
 /// The format version this library writes and reads.
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint16_t kFormatMinor = 1;
 inline constexpr char kFileIdentifier[] = "IRTC";
 /// Largest chunk a reader accepts (and a writer produces).
 inline constexpr uint64_t kMaxChunkBytes = (1ull << 31) - 64;

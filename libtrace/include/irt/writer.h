@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "irt/control_flow.h"
 #include "irt/output.h"
 #include "irt/status.h"
 #include "irt/trace.h"
@@ -67,6 +68,14 @@ class TraceWriter {
   /// Records the IR text of a function; it is stored in every chunk that
   /// opens a call to it (so each chunk stays self-contained).
   void RegisterFunction(std::string name, std::string ir_text);
+  /// Records the control-flow facts of a function (format 1.1): its blocks,
+  /// and the branches and returns of each with their conditions and
+  /// targets, as control dependences and replay read them. They are stored
+  /// with its IR text (if any) in every chunk that opens a call to it. An
+  /// adapter registers them for every function it records; a function
+  /// without them gets "no control-flow facts" warnings from those tools.
+  /// Facts that CheckControlFlow refuses make status() an error.
+  void RegisterControlFlow(std::string name, ControlFlow facts);
 
   /// Appends a node of class `cls` with `value` and one reference per Ref
   /// operand of the class, in order (each must name an earlier node).
