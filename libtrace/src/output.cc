@@ -136,7 +136,6 @@ Status Output::Commit() {
   Flush();
   if (zctx_ != nullptr && !committed_) Emit(nullptr, 0, true);
   std::string name = is_stdout_ ? "<stdout>" : "'" + path_ + "'";
-  if (err_ == EPIPE) return IoError(name + ": broken pipe");
   if (err_ != 0) return IoError(name + ": write failed: " + strerror(err_));
   if (is_stdout_ || committed_) return Status::Ok();
   if (direct_) {

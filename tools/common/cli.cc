@@ -99,7 +99,7 @@ int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& 
     if (!what.empty() && what.back() == '\n') what.pop_back();
     log_->error("{}", what);
     log_->error("run '{} --help' for usage", name_);
-    return trouble_code == kExitFailure ? kExitUsage : trouble_code;
+    return kExitUsage;
   }
   InitLogging();
   // The library reports allocation failures it can foresee as a Status; this
@@ -109,18 +109,21 @@ int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& 
     r = body();
   } catch (const std::bad_alloc&) {
     std::cout.flush();
+    outputs_.clear();
     log_->error("out of memory");
     return trouble_code;
   }
   std::cout.flush();
+  bool reader_gone = false;
+  for (const auto& out : outputs_) reader_gone = reader_gone || out->reader_gone();
+  outputs_.clear();  // removes the temporaries of outputs not committed
   if (r.has_value()) return *r;
+  // Whatever failed after the reader went away failed because of it, and
+  // the reader has what it wanted (gnulib's close_stdout is as quiet).
+  if (reader_gone) return trouble_code;
   const Status& s = r.error();
-  if (s.code() == Code::kIoError && s.message().find("broken pipe") != std::string::npos) {
-    return trouble_code;  // the reader went away: quiet
-  }
   log_->error("{}", s.message());
-  if (s.code() == Code::kUsage) return trouble_code == kExitFailure ? kExitUsage : trouble_code;
-  return trouble_code;
+  return s.code() == Code::kUsage ? kExitUsage : trouble_code;
 }
 
 Status Cli::CheckInput(const std::string& path) const {
@@ -130,13 +133,14 @@ Status Cli::CheckInput(const std::string& path) const {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Output>> Cli::OpenOutput(const std::string& path, bool binary) const {
+Result<Output*> Cli::OpenOutput(const std::string& path, bool binary) {
   IRT_ASSIGN_OR_RETURN(auto out, Output::Open(path));
   if (binary && !force_ && out->IsTerminal()) {
     return UsageError(
         "refusing to write a binary trace to a terminal; use -o FILE, a pipe, or --force");
   }
-  return out;
+  outputs_.push_back(std::move(out));
+  return outputs_.back().get();
 }
 
 bool Cli::StdoutColor() const { return ColorAllowed(STDOUT_FILENO, color_); }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "irt/output.h"
 #include "irt/status.h"
@@ -32,12 +33,14 @@ class Cli {
   const std::string& name() const { return name_; }
 
   /// Parses, initialises logging, runs `body` and maps its Status to an exit
-  /// code: ok -> 0, kUsage -> 2, anything else -> 1. A
-  /// broken pipe on stdout is a quiet exit 1.
+  /// code: ok -> 0, kUsage (and a command line CLI11 rejects) -> 2, anything
+  /// else -> 1. When an output of OpenOutput() lost its reader (EPIPE, as
+  /// with `| head`), the error is not reported: a quiet exit 1.
   int Run(int argc, char** argv, const std::function<Status()>& body);
-  /// Same, for tools with exit codes of their own (irt-diff): `body` returns
-  /// the exit code, or an error Status mapped as above (with `trouble_code`
-  /// used instead of 1).
+  /// Same, for tools with exit codes of their own: `body` returns the exit
+  /// code, or an error Status mapped as above, except that errors other than
+  /// usage errors exit `trouble_code` instead of 1. irt-diff keeps diff(1)'s
+  /// codes (0 same, 1 different, 2 trouble: usage errors included).
   int RunWithCode(int argc, char** argv, const std::function<Result<int>()>& body,
                   int trouble_code = kExitFailure);
 
@@ -45,8 +48,10 @@ class Cli {
   Status CheckInput(const std::string& path) const;
   /// Opens "-" (stdout) or a file written atomically. Binary output to a
   /// terminal is refused unless --force was given (tools that write binary
-  /// call AddForceOption()).
-  Result<std::unique_ptr<Output>> OpenOutput(const std::string& path, bool binary) const;
+  /// call AddForceOption()). The Cli owns the output until Run() returns, so
+  /// that it can tell a reader that went away from a failure; an output not
+  /// committed by then is removed.
+  Result<Output*> OpenOutput(const std::string& path, bool binary);
   /// Adds -f/--force (write binary to a terminal).
   void AddForceOption();
   /// Whether stdout output may use colour: --color=always/never/auto; auto
@@ -65,9 +70,10 @@ class Cli {
   bool force_ = false;
   std::string color_ = "auto";
   std::shared_ptr<spdlog::logger> log_;
+  std::vector<std::unique_ptr<Output>> outputs_;
 };
 
-/// "no" / "yes" for colour decisions on a file descriptor.
+/// Whether output to file descriptor `fd` may use colour under --color=`mode`.
 bool ColorAllowed(int fd, const std::string& mode);
 
 /// A check for count options: decimal digits only, so that "-1" is an error

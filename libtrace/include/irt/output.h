@@ -4,6 +4,7 @@
 #ifndef IRT_OUTPUT_H_
 #define IRT_OUTPUT_H_
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,14 +42,17 @@ class Output {
   /// Pushes buffered bytes to the file descriptor. Errors are sticky.
   void Flush();
   /// Flushes, closes and (for files) renames into place. Returns the first
-  /// write error; EPIPE on stdout is reported with code kIoError and the
-  /// message "broken pipe", which tools treat as a quiet exit.
+  /// write error (kIoError); when the reader went away, reader_gone() says so.
   Status Commit();
   /// True when the target is a terminal (binary output is refused there).
   bool IsTerminal() const;
   const std::string& path() const { return path_; }
   /// Whether a write error has happened already (callers may stop early).
   bool failed() const { return err_ != 0; }
+  /// Whether writing failed because the reading end of a pipe or FIFO was
+  /// closed (EPIPE, as with `| head`): not worth a message, since whoever
+  /// reads has what it wanted.
+  bool reader_gone() const { return err_ == EPIPE; }
   /// Bytes written to the file descriptor (after compression).
   uint64_t bytes_written() const { return written_; }
   bool compressed() const { return zctx_ != nullptr; }

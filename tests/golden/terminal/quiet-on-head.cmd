@@ -8,3 +8,13 @@ irt-slice -b @ -t deep.fb | head -c 100 | wc -c
 irt-stats --chunks deep.fb | head -1
 irt-dot --max-nodes 0 --levels 300 deep.fb | head -1
 irt-print --levels 5000 deep.fb | head -1
+# With SIGPIPE ignored (as some shells and process managers leave it), the
+# write fails with EPIPE instead: still no message, and exit status 1.
+(
+  trap '' PIPE
+  irt-print --levels 5000 deep.fb | head -c 10 >/dev/null; echo "irt-print ${PIPESTATUS[0]}"
+  irt-print --json deep.fb | head -c 10 >/dev/null; echo "irt-print --json ${PIPESTATUS[0]}"
+  irt-slice --list -b @ -t deep.fb | head -c 10 >/dev/null; echo "irt-slice ${PIPESTATUS[0]}"
+  irt-dot --max-nodes 0 --levels 300 deep.fb | head -c 10 >/dev/null; echo "irt-dot ${PIPESTATUS[0]}"
+  irt-slice -b @ -t deep.fb | head -c 10 >/dev/null; echo "irt-slice (trace) ${PIPESTATUS[0]}"
+)
