@@ -6,5 +6,5 @@ sin(x) -> y
   dx = 2 * dy * cos(x)
 EOF
 irt-trace testdata/ir/f.ir f 1.0 -o f.fb
-irt-grad --rules sin.rules f.fb
-irt-grad --no-default-rules --rules sin.rules f.fb
+irt-grad --rules sin.rules f.fb; echo "exit $?"
+irt-grad --no-default-rules --rules sin.rules f.fb; echo "exit $?"
