@@ -30,7 +30,10 @@ int main(int argc, char** argv) {
       ->check(irt::tools::Count());
   app.add_option("-m,--show-meta", opts.show_meta,
                  "Show metadata KEY (e.g. adjoint) under node labels; repeatable; '*' for all")
-      ->type_name("KEY");
+      ->type_name("KEY")
+      ->expected(1)  // one key per --show-meta, so the trace may follow
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("-s,--highlight-slice", slice_path,
                  "Highlight the slice from the node at PATH (backward unless --forward)")
       ->type_name("PATH");
