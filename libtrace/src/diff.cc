@@ -27,6 +27,7 @@
 #include <set>
 
 #include "irt/graph.h"
+#include "irt/json.h"
 #include "irt/print.h"
 #include "irtrace_generated.h"
 #include "tempfile.h"

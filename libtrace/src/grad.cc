@@ -31,6 +31,7 @@
 
 #include "chunk.h"
 #include "control_flow.h"
+#include "irt/json.h"
 #include "irt/ops.h"
 #include "irt/print.h"
 #include "irt/writer.h"
@@ -2136,91 +2137,6 @@ Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
 
 namespace {
 
-void JsonDouble(std::string& out, double d) {
-  if (std::isnan(d)) {
-    out += "\"NaN\"";
-  } else if (std::isinf(d)) {
-    out += d > 0 ? "\"Inf\"" : "\"-Inf\"";
-  } else {
-    out += FormatDouble(d);
-  }
-}
-
-// Values as irt-print --json writes them; tensors with more than
-// `max_elements` elements (when not 0) without their data.
-void JsonValue(std::string& out, const Value& v, int64_t max_elements = 0, int depth = 0) {
-  switch (v.kind()) {
-    case VKind::kNone:
-    case VKind::kNothing:
-      out += "null";
-      break;
-    case VKind::kBool:
-      out += v.as_bool() ? "true" : "false";
-      break;
-    case VKind::kI64:
-      out += std::to_string(v.as_i64());
-      break;
-    case VKind::kF64:
-      JsonDouble(out, v.as_f64());
-      break;
-    case VKind::kF32:
-      JsonDouble(out, v.as_f32());
-      break;
-    case VKind::kString:
-      AppendJsonString(out, v.str());
-      break;
-    case VKind::kFunction:
-      out += "{\"function\":";
-      AppendJsonString(out, v.str());
-      out += '}';
-      break;
-    case VKind::kTensor: {
-      const Tensor& t = v.tensor();
-      out += "{\"dtype\":";
-      AppendJsonString(out, DTypeName(t.dtype));
-      out += ",\"shape\":[";
-      for (size_t i = 0; i < t.shape.size(); ++i) {
-        if (i) out += ',';
-        out += std::to_string(t.shape[i]);
-      }
-      int64_t n = t.numel();
-      if (max_elements > 0 && n > max_elements) {
-        out += "],\"abbreviated\":true}";
-        break;
-      }
-      out += "],\"data\":[";
-      for (int64_t i = 0; i < n; ++i) {
-        if (i) out += ',';
-        if (t.dtype == DType::kBool) {
-          out += t.at(i) != 0 ? "true" : "false";
-        } else if (t.dtype == DType::kI64 || t.dtype == DType::kI32) {
-          out += std::to_string(static_cast<int64_t>(t.at(i)));
-        } else if (t.dtype == DType::kF32) {
-          JsonDouble(out, static_cast<double>(t.f32()[i]));
-        } else {
-          JsonDouble(out, t.at(i));
-        }
-      }
-      out += "]}";
-      break;
-    }
-    case VKind::kTuple: {
-      out += "{\"tuple\":[";
-      const auto& items = v.tuple();
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ',';
-        if (depth < 64) {
-          JsonValue(out, items[i], max_elements, depth + 1);
-        } else {
-          out += "null";
-        }
-      }
-      out += "]}";
-      break;
-    }
-  }
-}
-
 std::string ArgLocation(const ArgumentDerivative& a) {
   return "§" + std::to_string(a.location.block) + ":%" + std::to_string(a.location.pos);
 }
@@ -2233,6 +2149,8 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
   std::string s;
   bool forward = r.mode == GradMode::kForward;
   if (opts.json) {
+    JsonValueOptions jo;
+    jo.max_elements = opts.json_max_elements;
     s += "{\"mode\":";
     s += forward ? "\"forward\"" : "\"reverse\"";
     s += ",\"function\":";
@@ -2240,15 +2158,15 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
     s += ",\"args\":[";
     for (size_t i = 0; i < r.call_args.size(); ++i) {
       if (i) s += ',';
-      JsonValue(s, r.call_args[i], opts.json_max_elements);
+      AppendJsonValue(s, r.call_args[i], jo);
     }
     s += "],\"value\":";
-    JsonValue(s, r.result, opts.json_max_elements);
+    AppendJsonValue(s, r.result, jo);
     s += ",\"type\":";
     AppendJsonString(s, TypeName(r.result));
     if (!forward) {
       s += ",\"seed\":";
-      JsonValue(s, r.seed, opts.json_max_elements);
+      AppendJsonValue(s, r.seed, jo);
     }
     s += forward ? ",\"tangents\":[" : ",\"derivatives\":[";
     bool first = true;
@@ -2259,21 +2177,21 @@ Status PrintGradient(const GradResult& r, const GradPrintOptions& opts, Output& 
       s += "{\"pos\":" + std::to_string(a.pos) + ",\"location\":";
       AppendJsonString(s, ArgLocation(a));
       s += ",\"value\":";
-      JsonValue(s, a.value, opts.json_max_elements);
+      AppendJsonValue(s, a.value, jo);
       s += ",\"type\":";
       AppendJsonString(s, TypeName(a.value));
       s += ",\"differentiable\":";
       s += a.differentiable ? "true" : "false";
       if (a.differentiable) {
         s += forward ? ",\"tangent\":" : ",\"derivative\":";
-        JsonValue(s, a.derivative, opts.json_max_elements);
+        AppendJsonValue(s, a.derivative, jo);
       }
       s += '}';
     }
     s += ']';
     if (forward) {
       s += ",\"derivative\":";
-      JsonValue(s, r.tangent, opts.json_max_elements);
+      AppendJsonValue(s, r.tangent, jo);
     }
     s += "}\n";
     out << s;

@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 #include <optional>
 
-#include "utf8.h"
+#include "irt/json.h"
 
 namespace irt {
 
@@ -247,85 +245,6 @@ void Indent(std::string& out, uint32_t level, uint32_t max_indent) {
 
 // ---------------------------------------------------------------- JSON
 
-void JsonDouble(std::string& out, double d) {
-  if (std::isnan(d)) {
-    out += "\"NaN\"";
-  } else if (std::isinf(d)) {
-    out += d > 0 ? "\"Inf\"" : "\"-Inf\"";
-  } else {
-    char buf[32];
-    auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), d);
-    out.append(buf, p);
-  }
-}
-
-void JsonValue(std::string& out, const Value& v, int depth = 0) {
-  switch (v.kind()) {
-    case VKind::kNone:
-    case VKind::kNothing:
-      out += "null";
-      break;
-    case VKind::kBool:
-      out += v.as_bool() ? "true" : "false";
-      break;
-    case VKind::kI64:
-      out += std::to_string(v.as_i64());
-      break;
-    case VKind::kF64:
-      JsonDouble(out, v.as_f64());
-      break;
-    case VKind::kF32:
-      JsonDouble(out, v.as_f32());
-      break;
-    case VKind::kString:
-      AppendJsonString(out, v.str());
-      break;
-    case VKind::kFunction:
-      out += "{\"function\":";
-      AppendJsonString(out, v.str());
-      out += '}';
-      break;
-    case VKind::kTensor: {
-      const Tensor& t = v.tensor();
-      out += "{\"dtype\":";
-      AppendJsonString(out, DTypeName(t.dtype));
-      out += ",\"shape\":[";
-      for (size_t i = 0; i < t.shape.size(); ++i) {
-        if (i) out += ',';
-        out += std::to_string(t.shape[i]);
-      }
-      out += "],\"data\":[";
-      int64_t n = t.numel();
-      for (int64_t i = 0; i < n; ++i) {
-        if (i) out += ',';
-        if (t.dtype == DType::kBool) {
-          out += t.at(i) != 0 ? "true" : "false";
-        } else if (t.dtype == DType::kI64 || t.dtype == DType::kI32) {
-          out += std::to_string(static_cast<int64_t>(t.at(i)));
-        } else {
-          JsonDouble(out, t.at(i));
-        }
-      }
-      out += "]}";
-      break;
-    }
-    case VKind::kTuple: {
-      // Tuple nesting is bounded by the format (at most 64 levels).
-      out += "{\"tuple\":[";
-      const auto& items = v.tuple();
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ',';
-        if (depth < 64)
-          JsonValue(out, items[i], depth + 1);
-        else
-          out += "null";
-      }
-      out += "]}";
-      break;
-    }
-  }
-}
-
 Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, const Child& c,
                 int64_t pos, const PrintOptions& opts) {
   FormatOptions fo;
@@ -387,7 +306,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
       out += '}';
     } else {
       out += "{\"const\":";
-      JsonValue(out, o.literal);
+      AppendJsonValue(out, o.literal);
       out += ",\"type\":";
       AppendJsonString(out, TypeName(o.literal));
       out += '}';
@@ -406,7 +325,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
         out += "null";
     } else {
       out += "\"const\":";
-      JsonValue(out, o.literal);
+      AppendJsonValue(out, o.literal);
     }
     out += ",\"taken_when\":";
     out += v.taken_when() ? "true" : "false";
@@ -431,7 +350,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
   }
   if (has_value) {
     out += ",\"value\":";
-    JsonValue(out, val);
+    AppendJsonValue(out, val);
     out += ",\"type\":";
     AppendJsonString(out, TypeName(val));
   }
@@ -442,7 +361,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
       if (i) out += ',';
       AppendJsonString(out, meta[i].key);
       out += ':';
-      JsonValue(out, meta[i].value);
+      AppendJsonValue(out, meta[i].value);
     }
     out += '}';
   }
@@ -450,74 +369,6 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
 }
 
 }  // namespace
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  // Output must stay JSON whatever the trace holds: bytes that are not UTF-8
-  // become U+FFFD, and strings past kMaxJsonStringBytes are cut.
-  size_t full = s.size();
-  if (full > kMaxJsonStringBytes) {
-    size_t cut = kMaxJsonStringBytes;
-    while (cut > 0 && (static_cast<uint8_t>(s[cut]) & 0xC0) == 0x80) --cut;
-    s = s.substr(0, cut);
-  }
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char ch = static_cast<unsigned char>(s[i]);
-    if (ch >= 0x80) {
-      size_t n = internal::Utf8Length(s, i);
-      if (n == 0) {
-        out += "\\ufffd";
-      } else {
-        out.append(s.substr(i, n));
-        i += n - 1;
-      }
-      continue;
-    }
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof(buf), "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  if (full > s.size()) out += "…(" + std::to_string(full) + " bytes)";
-  out += '"';
-}
-
-std::string JsonQuote(std::string_view s) {
-  std::string out;
-  AppendJsonString(out, s);
-  return out;
-}
-
-void AppendJsonValue(std::string& out, const Value& v) { JsonValue(out, v); }
-
-void AppendJsonDouble(std::string& out, double d) { JsonDouble(out, d); }
-
-std::string JsonValue(const Value& v) {
-  std::string out;
-  JsonValue(out, v);
-  return out;
-}
 
 Result<std::string> FormatNode(const Trace& trace, const CallBody& body, size_t pos,
                                const PrintOptions& opts) {
@@ -585,7 +436,7 @@ Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
       if (i) s += ',';
       AppendJsonString(s, tmeta[i].key);
       s += ':';
-      JsonValue(s, tmeta[i].value);
+      AppendJsonValue(s, tmeta[i].value);
     }
     s += '}';
   }

@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "chunk.h"
-#include "irt/print.h"
+#include "irt/json.h"
 
 namespace irt {
 

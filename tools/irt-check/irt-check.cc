@@ -3,7 +3,7 @@
 
 #include "common/cli.h"
 #include "irt/check.h"
-#include "irt/print.h"
+#include "irt/json.h"
 
 int main(int argc, char** argv) {
   irt::tools::Cli cli("irt-check", "Verify a trace file completely and print a summary");

@@ -37,27 +37,8 @@ Result<std::string> FormatNode(const Trace& trace, const CallBody& body, size_t 
 Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out);
 /// JSON: {"format":..., "producer":..., "root": {node..., "children":[...]}}.
 /// Each node: {"pos","kind","location","op","args","value","type","meta",...}.
-/// Floats as shortest round-trip numbers; NaN and Inf as strings.
+/// Values in the notation of irt/json.h.
 Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out);
-
-/// JSON strings longer than this are cut, ending in "…(N bytes)".
-inline constexpr size_t kMaxJsonStringBytes = size_t{1} << 20;
-
-/// `s` as a JSON string literal, quotes included: control characters
-/// escaped, bytes that are not UTF-8 replaced by U+FFFD, cut past
-/// kMaxJsonStringBytes, so the output is valid JSON whatever `s` holds.
-std::string JsonQuote(std::string_view s);
-/// Appends JsonQuote(s) to `out`.
-void AppendJsonString(std::string& out, std::string_view s);
-/// A value as JSON: numbers (shortest round trip; NaN and Inf as the strings
-/// "NaN", "Inf", "-Inf"), booleans, null for nothing, strings,
-/// {"function": name}, {"dtype", "shape", "data"} for tensors, {"tuple": [...]}.
-std::string JsonValue(const Value& v);
-/// Appends JsonValue(v) to `out`.
-void AppendJsonValue(std::string& out, const Value& v);
-/// Appends a double as JsonValue writes one: the shortest round trip
-/// (integral values without ".0"), NaN and Inf as strings.
-void AppendJsonDouble(std::string& out, double d);
 
 }  // namespace irt
 
