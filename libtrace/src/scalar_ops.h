@@ -111,8 +111,8 @@ inline T Fld(T x, T y) {
   return f;
 }
 
-// The digamma and trigamma functions (derivatives of lgamma): the
-// recurrence up to x >= 6, then the asymptotic series; reflection below 0.
+// The digamma function (the derivative of lgamma): the recurrence up to
+// x >= 10, then the asymptotic series; reflection below 0.
 template <typename T>
 inline T Digamma(T xt) {
   double x = xt;
@@ -124,15 +124,19 @@ inline T Digamma(T xt) {
     r = -M_PI / std::tan(M_PI * x);
     x = 1 - x;
   }
-  while (x < 6) {
+  while (x < 10) {
     r -= 1 / x;
     x += 1;
   }
   double f = 1 / (x * x);
   double t =
-      f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))));
+      f * (-1.0 / 12 +
+           f * (1.0 / 120 +
+                f * (-1.0 / 252 +
+                     f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12)))))));
   return static_cast<T>(r + std::log(x) - 0.5 / x + t);
 }
+
 // The polygamma function psi^(n)(x), n = 1, 2, ...: the recurrence
 // psi^(n)(x) = psi^(n)(x + 1) - (-1)^n n! / x^(n+1) up to x >= n + 10, then
 // the asymptotic series with Bernoulli numbers. n = 0 is Digamma. NaN for
