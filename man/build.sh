@@ -31,7 +31,7 @@ if [[ ${1:-} == --examples ]]; then
   shift 2
 fi
 pages=("$@")
-if ((${#pages[@]} == 0)); then pages=("$here"/*.1.md); fi
+if ((${#pages[@]} == 0)); then pages=("$here"/*.1.md "$here"/*.7.md); fi
 command -v ronn >/dev/null || { echo "man/build.sh: ronn is not installed (apt-get install ronn)" >&2; exit 1; }
 for md in "${pages[@]}"; do
   if [[ -n $bin ]]; then python3 "$here/examples.py" --bin "$bin" --update "$md"; fi

@@ -8,7 +8,8 @@
 #    ends with "See TOOL(1).";
 #  - every example in the pages' EXAMPLES sections prints what the page says
 #    (man/build.sh --examples BIN_DIR rewrites them);
-#  - every irt-* tool in BIN_DIR has a page.
+#  - every irt-* tool in BIN_DIR has a page;
+#  - the pages of section 7 (irt-ops(7)) pass the same lint and are up to date.
 #
 #   man/check.sh BIN_DIR
 set -euo pipefail
@@ -53,6 +54,19 @@ for md in "$here"/*.1.md; do
     python3 "$here/examples.py" --bin "$bin" "$md" || fail "$tool: examples differ (man/build.sh --examples $1 rewrites them)"
   else
     fail "$tool: $bin/$tool is not built"
+  fi
+done
+# Pages of other sections (irt-ops(7)): lint and up to date.
+for md in "$here"/*.7.md; do
+  page=${md%.md}
+  name=$(basename "$page")
+  checked=$((checked + 1))
+  [[ -f $page ]] || { fail "$name is missing (run man/build.sh)"; continue; }
+  if ! lint=$(mandoc -Tlint -W warning "$page" 2>&1) || [[ -n $lint ]]; then
+    fail "$name: mandoc -Tlint:"$'\n'"$lint"
+  fi
+  if ((have_ronn)) && ! diff -u "$page" <("$here/build.sh" --stdout "$md") >/dev/null; then
+    fail "$name is out of date with $name.md (run man/build.sh)"
   fi
 done
 for exe in "$bin"/irt-*; do

@@ -8,7 +8,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -358,6 +360,59 @@ TEST(OpsetTest, RowsAreWellFormed) {
   EXPECT_EQ(FindOp("-", 1)->scalar_op, FindOp("-", 1)->scalar_op);
   EXPECT_NE(FindOp("-", 1), FindOp("-", 2));
   EXPECT_GE(names.size(), 60u);
+}
+
+}  // namespace
+}  // namespace irt
+
+namespace irt {
+namespace {
+
+// The list of operations in man/irt-ops.7.md, made from the rows.
+std::string OperationList() {
+  std::string out;
+  for (const OpDef& op : StandardOps()) {
+    std::string arity = op.max_arity == kOpVariadic
+                            ? std::to_string(op.min_arity) + " or more"
+                        : op.min_arity == op.max_arity
+                            ? std::to_string(op.min_arity)
+                            : std::to_string(op.min_arity) + " to " + std::to_string(op.max_arity);
+    std::string flags;
+    auto flag = [&](OpFlag f, const char* name) {
+      if (op.Has(f)) flags += std::string(flags.empty() ? "" : ", ") + name;
+    };
+    flag(kOpElementwise, "elementwise");
+    flag(kOpLinear, "linear");
+    flag(kOpNondiff, "nondiff");
+    flag(kOpRandom, "random");
+    std::string sig(op.signature);
+    // ronn: escape characters markdown would read as markup.
+    out += "  * `" + sig + "`:\n    " + std::string(op.meaning) + ". Arguments: " + arity + "." +
+           (flags.empty() ? "" : " *" + flags + "*.") + "\n\n";
+  }
+  return out;
+}
+
+TEST(OpsetTest, ManPageListsEveryOperation) {
+  std::string path = std::string(IRT_SOURCE_DIR) + "/man/irt-ops.7.md";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string begin_mark = "<!-- operations:";
+  const std::string end_mark = "<!-- end of operations -->";
+  size_t b = text.find(begin_mark);
+  ASSERT_NE(b, std::string::npos);
+  b = text.find('\n', b) + 1;
+  size_t e = text.find(end_mark, b);
+  ASSERT_NE(e, std::string::npos);
+  std::string want = "\n" + OperationList();
+  if (std::getenv("IRT_UPDATE_GOLDEN") != nullptr) {
+    text.replace(b, e - b, want);
+    std::ofstream(path) << text;
+    return;
+  }
+  EXPECT_EQ(text.substr(b, e - b), want)
+      << "man/irt-ops.7.md lists other operations than the rows: rerun this test with "
+         "IRT_UPDATE_GOLDEN=1, then man/build.sh";
 }
 
 }  // namespace
