@@ -258,7 +258,7 @@ TEST(OpsetTest, EveryDifferentiableOperationHasACase) {
   std::set<std::string> covered;
   for (const Case& c : Cases()) covered.insert(c.op);
   for (const OpDef& op : StandardOps()) {
-    if (op.Has(kOpNondiff) || op.Has(kOpRandom)) continue;
+    if (op.Has(kOpNondiff) || op.Has(kOpRandom) || op.rule.empty()) continue;
     EXPECT_TRUE(covered.count(std::string(op.name))) << op.name << " has no derivative case";
   }
 }
@@ -385,6 +385,9 @@ std::string OperationList() {
     flag(kOpLinear, "linear");
     flag(kOpNondiff, "nondiff");
     flag(kOpRandom, "random");
+    if (!op.Has(kOpNondiff) && !op.Has(kOpRandom) && op.rule.empty()) {
+      flags += std::string(flags.empty() ? "" : ", ") + "no derivative: an error to differentiate";
+    }
     std::string sig(op.signature);
     // ronn: escape characters markdown would read as markup.
     out += "  * `" + sig + "`:\n    " + std::string(op.meaning) + ". Arguments: " + arity + "." +

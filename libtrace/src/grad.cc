@@ -384,8 +384,11 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
     }
     double unused;
     k.y_real = ScalarDouble(k.vkind, 0, &unused);
-    bool floaty =
-        k.vkind == fb::VKind::F64 || k.vkind == fb::VKind::F32 || k.vkind == fb::VKind::Tensor;
+    // A tuple may hold floats: a primitive that makes one from an active
+    // value needs a rule (none passes derivatives through tuples yet), so
+    // that differentiating through it is an error, not a silent zero.
+    bool floaty = k.vkind == fb::VKind::F64 || k.vkind == fb::VKind::F32 ||
+                  k.vkind == fb::VKind::Tensor || k.vkind == fb::VKind::Tuple;
     switch (k.kind) {
       case fb::Kind::Primitive:
       case fb::Kind::Special:
@@ -1070,6 +1073,10 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
                                     const Value* vidx) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
+  if (Cls(tl).vkind == fb::VKind::Tuple) {
+    return NotFound("derivatives do not pass through tuples (no rule takes the tuple " +
+                    NodeName(target) + ")");
+  }
   if (Cls(tl).vkind != fb::VKind::Tensor) {
     return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
   }

@@ -120,7 +120,10 @@ constexpr auto kOps = std::to_array<OpDef>({
     Elem("tanh", 1, 0, SOp::kTanh, "tanh(a)", "hyperbolic tangent"),
     Op("transpose", 1, 1, L, ops::Transpose, "transpose(x)",
        "a matrix transposed; a vector becomes a 1×n matrix"),
-    Op("tuple", 0, V, N, ops::MakeTuple, "tuple(a...)", "a tuple of the arguments"),
+    // Derivatives do not pass through tuples yet: no rule, and not nondiff,
+    // so that differentiating through one is an error, not a silent zero.
+    OpDef{"tuple", 0, V, 0, 0, {}, ops::MakeTuple, ops::MakeTuple, "a tuple of the arguments",
+          "tuple(a...)"},
     Op("unslice", 5, 6, L, ops::Unslice, "unslice(t, x, d, first, last[, step])",
        "zeros shaped like x with t added where slice takes its elements (its adjoint)"),
     Elem("xor", 2, N, SOp::kNone, "xor(a, b)", "bitwise exclusive or"),
