@@ -323,6 +323,8 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
   EXPECT_EQ(Eval("maximum", {"Float64[]"}),
             "ArgumentError: maximum: reducing over an empty collection is not allowed");
   EXPECT_EQ(Eval("ifelse", {"[true, false]", "1.0", "[5.0, 6.0]"}), "[1.0, 6.0]::Vector{Float64}");
+  EXPECT_EQ(Eval("ifelse", {"[true, false]", "Int64[3, 4]", "0.5"}), "[3.0, 0.5]::Vector{Float64}");
+  EXPECT_EQ(Eval("ifelse", {"false", "Int64[3, 4]", "true"}), "[1, 1]::Vector{Int64}");
   // Slices and concatenation.
   EXPECT_EQ(Eval("slice", {"[1 2 3; 4 5 6]", "2", "3", "1", "-2"}), "[3 1; 6 4]::Matrix{Int64}");
   EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "3", "2"}), "Int64[]::Vector{Int64}");

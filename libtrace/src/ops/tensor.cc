@@ -399,8 +399,11 @@ void StoreElement(Tensor* t, int64_t off, const Value& v) {
       t->data[static_cast<size_t>(off)] = ToF64(v) != 0 ? 1 : 0;
       break;
     case DType::kI64: {
+      // (Callers pick the element type so that a float never lands here;
+      // should one, it converts without undefined behaviour.)
+      double d = ToF64(v);
       int64_t x = v.kind() == VKind::kF64 || v.kind() == VKind::kF32
-                      ? static_cast<int64_t>(ToF64(v))
+                      ? (std::fabs(d) < 9.2e18 ? static_cast<int64_t>(d) : 0)
                       : AsInt(v);
       std::memcpy(t->data.data() + off * 8, &x, 8);
       break;
@@ -465,6 +468,17 @@ Result<Value> GenericElementwise(const OpDef& op, OpArgs args) {
   }
   std::optional<DType> dt = sample.ok() ? DTypeOfScalar(sample->kind()) : DType::kF64;
   if (!dt) return NoMethod(op.name, args);
+  if (SOpOf(op) == SOp::kIfElse && n == 3) {
+    // The element type holds both branches: ifelse(c, Int64[...], 0.5) is Float64.
+    auto rank = [](DType d) {
+      return d == DType::kBool ? 0 : d == DType::kI64 ? 1 : d == DType::kF32 ? 2 : 3;
+    };
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      std::optional<DType> other = DTypeOfScalar(elems[i].kind());
+      if (!other) return NoMethod(op.name, args);
+      if (rank(*other) > rank(*dt)) dt = other;
+    }
+  }
   IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(op.name, *dt, shape));
   int64_t total = t.numel();
   size_t r = shape.size();
