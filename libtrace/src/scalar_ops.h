@@ -140,13 +140,14 @@ inline T Digamma(T xt) {
 // The polygamma function psi^(n)(x), n = 1, 2, ...: the recurrence
 // psi^(n)(x) = psi^(n)(x + 1) - (-1)^n n! / x^(n+1) up to x >= n + 10, then
 // the asymptotic series with Bernoulli numbers. n = 0 is Digamma. NaN for
-// n < 0, a non-integral n, a pole or NaN.
+// n < 0, a non-integral n, n > 100, a pole, NaN, or x < -10^4 (where the
+// recurrence would take too long).
 template <typename T>
 inline T Polygamma(T nt, T xt) {
   double nd = nt, x = xt;
   if (!(nd >= 0) || nd != std::floor(nd) || nd > 100) return std::numeric_limits<T>::quiet_NaN();
   if (nd == 0) return Digamma(xt);
-  if (std::isnan(x) || std::isinf(x) || (x <= 0 && x == std::floor(x)) || x < -1e6) {
+  if (std::isnan(x) || std::isinf(x) || (x <= 0 && x == std::floor(x)) || x < -1e4) {
     return x == INFINITY ? T(0) : std::numeric_limits<T>::quiet_NaN();
   }
   int n = static_cast<int>(nd);

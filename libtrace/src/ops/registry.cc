@@ -101,7 +101,7 @@ constexpr auto kOps = std::to_array<OpDef>({
     Elem("one", 1, N, SOp::kOne, "one(a)", "1 of a's type (ones shaped like a tensor)"),
     Op("ones", 0, V, N, ops::Fill, "ones(dims...)", "a Float64 tensor of ones"),
     Elem("polygamma", 2, 0, SOp::kPolygamma, "polygamma(n, a)",
-         "the n-th derivative of digamma (n = 0, 1, ...)"),
+         "the n-th derivative of digamma (n = 0, 1, ..., 100; NaN below x = -10^4)"),
     Op("rand", 0, 0, R, RandomDraw, "rand()", "a uniform draw from [0, 1)"),
     Op("randn", 0, 0, R, RandomDraw, "randn()", "a standard normal draw"),
     Elem("rem", 2, 0, SOp::kRem, "rem(a, b)", "remainder with the sign of a (C's %)"),
