@@ -7,11 +7,14 @@
 // its traces can be compared with their answers on irt-trace's: tools that
 // read only the format and the facts must agree.
 //
+//   irt-test-producer [-o FILE] [--chunk-nodes N] PROGRAM ARGS...
 //   irt-test-producer [-o FILE] h X N        testdata/ir/h.ir: sum of X^i, i < N
 //   irt-test-producer [-o FILE] looprec X D  testdata/ir/looprec.ir: a loop in a recursion
 //   irt-test-producer [-o FILE] frob X       frobnicate(X) * X: an operation outside
 //                                            the standard set (frobnicate(x) = 2x + 1)
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -393,7 +396,7 @@ Result<Value> TraceFrob(Recorder& rec, const Value& x) {
 
 constexpr const char* kUsage = "usage: irt-test-producer [-o FILE] h X N | looprec X D | frob X\n";
 
-Status Run(const std::string& out_path, const std::string& program,
+Status Run(const std::string& out_path, uint32_t chunk_nodes, const std::string& program,
            const std::vector<Value>& args) {
   const size_t arity = program == "frob" ? 1 : 2;
   if ((program != "h" && program != "looprec" && program != "frob") || args.size() != arity) {
@@ -404,6 +407,7 @@ Status Run(const std::string& out_path, const std::string& program,
   irt::WriterOptions wo;
   wo.producer_name = "irt-test-producer";
   wo.producer_version = "1";
+  if (chunk_nodes != 0) wo.chunk_nodes = chunk_nodes;
   TraceWriter writer(out.get(), wo);
   Recorder rec(writer);
   Result<Value> r = program == "h"         ? TraceH(rec, args[0], args[1])
@@ -423,11 +427,14 @@ Status Run(const std::string& out_path, const std::string& program,
 
 int main(int argc, char** argv) {
   std::string out_path = "-";
+  uint32_t chunk_nodes = 0;  // the writer's default
   std::vector<std::string> words;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) {
       out_path = argv[++i];
+    } else if (a == "--chunk-nodes" && i + 1 < argc) {
+      chunk_nodes = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else {
       words.push_back(a);
     }
@@ -445,7 +452,7 @@ int main(int argc, char** argv) {
     }
     args.push_back(*v);
   }
-  Status s = Run(out_path, words[0], args);
+  Status s = Run(out_path, chunk_nodes, words[0], args);
   if (!s.ok()) {
     std::fprintf(stderr, "irt-test-producer: %s%s", s.message().c_str(),
                  s.message().ends_with('\n') ? "" : "\n");
