@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 
+#include "irt/npy.h"
 #include "irt/value.h"
 #include "test_util.h"
 

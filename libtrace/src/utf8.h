@@ -1,5 +1,5 @@
-// Internal: UTF-8 validation shared by the text (value.cc) and JSON
-// (print.cc) escapers.
+// Internal: UTF-8 validation shared by the text (model/format.cc) and
+// JSON (json.cc) escapers.
 #ifndef IRT_SRC_UTF8_H_
 #define IRT_SRC_UTF8_H_
 

@@ -9,6 +9,7 @@
 
 #include "common/cli.h"
 #include "irt/grad.h"
+#include "irt/npy.h"
 #include "irt/rules.h"
 #include "irt/trace.h"
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "irt/ir/interpreter.h"
+#include "irt/npy.h"
 #include "irt/output.h"
 
 namespace irt::ir {

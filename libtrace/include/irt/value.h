@@ -1,7 +1,8 @@
 // Values recorded in traces: scalars, strings, function references, dense
 // tensors and tuples. One owning representation shared by adapters (which
 // compute with it), the writer (which encodes it) and the reader (which
-// decodes it), plus the shortest round-trip text form every tool prints.
+// decodes it), plus the shortest round-trip text form every tool prints and
+// the literal syntax that reads it back. Files of values are in irt/npy.h.
 #ifndef IRT_VALUE_H_
 #define IRT_VALUE_H_
 
@@ -170,12 +171,6 @@ Result<Value> ParseLiteral(std::string_view text);
 Result<Value> ParseLiteralPrefix(std::string_view text, size_t* length,
                                  size_t* error_offset = nullptr);
 inline constexpr int kMaxLiteralDepth = 64;
-
-/// Reads a NumPy .npy file (format 1.0-3.0; little-endian f8, f4, i8, i4, b1;
-/// C or Fortran order) into a tensor.
-Result<Value> ReadNpy(const std::string& path);
-/// Writes a tensor (or a real scalar, as a 0-d array) in .npy format 1.0.
-Status WriteNpy(const Value& v, const std::string& path);
 
 }  // namespace irt
 
