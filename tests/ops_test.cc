@@ -1,0 +1,86 @@
+// Operation evaluation through the standard operation set (ApplyOp):
+// broadcasting, reductions, matrix products, indexing, and scalars that
+// follow the adapter's promotion rules.
+#include "irt/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "irt/value.h"
+
+namespace irt {
+namespace {
+
+Value T(std::vector<int64_t> shape, std::vector<double> v) {
+  return Value::MakeTensor(Tensor::FromF64(std::move(shape), v));
+}
+
+std::vector<double> Data(const Value& v) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < v.tensor().numel(); ++i) out.push_back(v.tensor().at(i));
+  return out;
+}
+
+Value Eval(const std::string& op, std::vector<Value> args) {
+  auto r = ApplyOp(op, args);
+  EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
+  return r.ok() ? *r : Value();
+}
+
+TEST(OpsTest, BroadcastingAndReductions) {
+  Value a = T({2, 3}, {1, 2, 3, 4, 5, 6});
+  Value b = T({3}, {10, 20, 30});
+  EXPECT_EQ(Data(Eval("+", {a, b})), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(Data(Eval("*", {a, Value::F64(2)})), (std::vector<double>{2, 4, 6, 8, 10, 12}));
+  Value col = T({2, 1}, {1, 2});
+  EXPECT_EQ(Data(Eval("-", {a, col})), (std::vector<double>{0, 1, 2, 2, 3, 4}));
+  EXPECT_EQ(Eval("sum", {a}).to_double(), 21);
+  Value s1 = Eval("sum", {a, Value::I64(1)});
+  EXPECT_EQ(s1.tensor().shape, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(Data(s1), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(Data(Eval("sum", {a, Value::I64(2)})), (std::vector<double>{6, 15}));
+  EXPECT_EQ(Data(Eval("mean", {a, Value::I64(2)})), (std::vector<double>{2, 5}));
+  EXPECT_EQ(Data(Eval("sum_to", {a, b})), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(Data(Eval("sum_to", {a, col})), (std::vector<double>{6, 15}));
+  EXPECT_EQ(Eval("sum_to", {a, Value::F64(0)}).to_double(), 21);
+  EXPECT_EQ(Data(Eval("broadcast_to", {col, a})), (std::vector<double>{1, 1, 1, 2, 2, 2}));
+  EXPECT_FALSE(ApplyOp("+", std::vector<Value>{a, T({2}, {1, 2})}).ok());
+}
+
+TEST(OpsTest, MatmulTransposeIndexing) {
+  Value a = T({2, 3}, {1, 2, 3, 4, 5, 6});
+  Value b = T({3, 2}, {7, 8, 9, 10, 11, 12});
+  EXPECT_EQ(Data(Eval("matmul", {a, b})), (std::vector<double>{58, 64, 139, 154}));
+  EXPECT_EQ(Data(Eval("transpose", {a})), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  auto bad = ApplyOp("matmul", std::vector<Value>{a, a});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "DimensionMismatch: matmul: inner dimensions 3 and 2 differ");
+  // One index into a matrix is a row-major linear index.
+  EXPECT_EQ(Eval("getindex", {a, Value::I64(2)}).to_double(), 2);
+  EXPECT_EQ(Eval("getindex", {a, Value::I64(2), Value::I64(1)}).to_double(), 4);
+  EXPECT_EQ(Data(Eval("addindex", {a, Value::F64(0.5), Value::I64(1), Value::I64(3)})),
+            (std::vector<double>{1, 2, 3.5, 4, 5, 6}));
+  Value r = Eval("reshape", {a, Value::I64(3), Value::I64(2)});
+  EXPECT_EQ(r.tensor().shape, (std::vector<int64_t>{3, 2}));
+  Value sz = Eval("size", {a});
+  EXPECT_EQ(FormatValue(sz), "(2, 3)");
+  EXPECT_EQ(Eval("reshape", {a, sz}).tensor().shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Data(Eval("fill", {Value::F64(1.5), Value::I64(2)})), (std::vector<double>{1.5, 1.5}));
+  // Float32 stays Float32, with a Float64 scalar too.
+  Value f = Value::MakeTensor(Tensor::FromF32({2}, std::vector<float>{1, 2}));
+  EXPECT_EQ(Eval("*", {f, Value::F64(2)}).tensor().dtype, DType::kF32);
+}
+
+TEST(OpsTest, ScalarsFollowTheAdapter) {
+  EXPECT_EQ(Eval("+", {Value::I64(2), Value::I64(3)}).kind(), VKind::kI64);
+  EXPECT_EQ(Eval("/", {Value::I64(1), Value::I64(2)}).to_double(), 0.5);
+  EXPECT_EQ(Eval("^", {Value::F64(2), Value::I64(10)}).to_double(), 1024);
+  EXPECT_EQ(Eval("*", {Value::F32(1.5f), Value::I64(2)}).kind(), VKind::kF32);
+  EXPECT_EQ(Eval("max", {Value::F64(-0.0), Value::F64(0.0)}).to_double(), 0.0);
+  EXPECT_FALSE(ApplyOp("nosuch", std::vector<Value>{}).ok());
+}
+
+}  // namespace
+}  // namespace irt
