@@ -1,5 +1,6 @@
-// Writer -> reader round trips, chunking, and IRTracker's graph queries on
-// the seed README's f(x) = sin(x) + x trace, built through the writer API.
+// Writer -> reader round trips: values bit for bit, metadata, and a deep
+// recursion across many chunks (graph_test.cc queries the seed's trace,
+// writer_test.cc covers what the writer refuses).
 #include "irt/trace.h"
 
 #include <gtest/gtest.h>
@@ -18,85 +19,8 @@
 namespace irt {
 namespace {
 
-std::string TempPath(const std::string& name) { return irt::testing::TempPath(name); }
-
-// Writes f(x) = sin(x) + x at x = 1.0 as IRTracker records it.
-void WriteF(TraceWriter& w) {
-  ClassSpec root{.kind = NodeKind::kCall, .op = "f"};
-  root.operands = {OperandSpec::Literal(Value::F64(1.0))};
-  ClassSpec a1{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
-  ClassSpec a2{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
-  ClassSpec sin{.kind = NodeKind::kPrimitive, .op = "sin", .block = 1, .pos = 3};
-  sin.operands = {OperandSpec::Ref()};
-  ClassSpec add{.kind = NodeKind::kPrimitive, .op = "+", .block = 1, .pos = 4};
-  add.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
-  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-  ret.operands = {OperandSpec::Ref()};
-  ClassId c_root = w.DefineClass(root), c_a1 = w.DefineClass(a1), c_a2 = w.DefineClass(a2),
-          c_sin = w.DefineClass(sin), c_add = w.DefineClass(add), c_ret = w.DefineClass(ret);
-  w.RegisterFunction("f", "1: (%1, %2)\n  %3 = Main.sin(%2)\n  %4 = %3 + %2\n  return %4\n");
-  NodeId m = w.Append(c_root, Value(), {});
-  w.Append(c_a1, Value::Function("f"), {});
-  NodeId x = w.Append(c_a2, Value::F64(1.0), {});
-  NodeId s = w.Append(c_sin, Value::F64(std::sin(1.0)), std::vector<NodeId>{x});
-  NodeId y = w.Append(c_add, Value::F64(std::sin(1.0) + 1.0), std::vector<NodeId>{s, x});
-  w.Append(c_ret, Value::F64(std::sin(1.0) + 1.0), std::vector<NodeId>{y});
-  EXPECT_EQ(m, 0u);
-}
-
-Trace WriteAndOpen(const std::string& name, const std::function<void(TraceWriter&)>& body,
-                   WriterOptions opts = {}) {
-  std::string path = TempPath(name);
-  auto out = Output::Open(path);
-  EXPECT_TRUE(out.ok());
-  {
-    TraceWriter w(out->get(), opts);
-    body(w);
-    EXPECT_TRUE(w.Finish().ok()) << w.status().message();
-  }
-  EXPECT_TRUE((*out)->Commit().ok());
-  auto t = Trace::Open(path);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return std::move(t).value();
-}
-
-TEST(TraceTest, SeedQueriesOnF) {
-  Trace t = WriteAndOpen("f.fb", WriteF);
-  ASSERT_EQ(t.size(), 6u);
-  auto root = RootCall(t);
-  ASSERT_TRUE(root.ok());
-  auto body = CallBody::Load(t, *root);
-  ASSERT_TRUE(body.ok()) << body.status().message();
-  ASSERT_EQ(body->size(), 5u);  // @1..@5
-  // referenced(node[5]) = [@4]
-  EXPECT_EQ(*body->Referenced(4), (std::vector<size_t>{3}));
-  // backward(node[5]) = [@4, @3, @2]
-  EXPECT_EQ(*body->Backward(4), (std::vector<size_t>{3, 2, 1}));
-  // referenced(node[4], numbered = true) = [2 => @3, 3 => @2]
-  EXPECT_EQ(*body->ReferencedNumbered(3), (std::vector<std::pair<int, size_t>>{{2, 2}, {3, 1}}));
-  // referenced(node[5], numbered = true) = [1 => @4]
-  EXPECT_EQ(*body->ReferencedNumbered(4), (std::vector<std::pair<int, size_t>>{{1, 3}}));
-  // dependents(node[2]) = [@3, @4]
-  EXPECT_EQ(*body->Dependents(1), (std::vector<size_t>{2, 3}));
-  // forward(node[2]) = [@3, @4, @5]
-  EXPECT_EQ(*body->Forward(1), (std::vector<size_t>{2, 3, 4}));
-  // getparent(node[4]) === node
-  EXPECT_EQ(*Parent(t, (*body)[3].id), 0u);
-  auto n4 = t.node((*body)[3].id);
-  ASSERT_TRUE(n4.ok());
-  EXPECT_EQ(n4->op(), "+");
-  EXPECT_EQ(n4->location().block, 1u);
-  EXPECT_EQ(n4->location().pos, 4u);
-  EXPECT_EQ(n4->value().as_f64(), std::sin(1.0) + 1.0);
-  auto ir = t.FunctionIR("f", 0);
-  ASSERT_TRUE(ir.has_value());
-  EXPECT_NE(ir->find("Main.sin(%2)"), std::string_view::npos);
-  auto sum = CheckTrace(TempPath("f.fb"));
-  ASSERT_TRUE(sum.ok()) << sum.status().message();
-  EXPECT_EQ(sum->nodes, 6u);
-  EXPECT_EQ(sum->max_depth, 1u);
-  EXPECT_TRUE(sum->complete);
-}
+using testing::TempPath;
+using testing::WriteAndOpen;
 
 // A recursion 10^5 calls deep with tiny chunks: navigation, parents and
 // checks work across chunk boundaries and never recurse.
@@ -188,59 +112,6 @@ TEST(TraceTest, ValuesRoundTripExactly) {
   ASSERT_EQ(tm.size(), 1u);
   EXPECT_EQ(tm[0].key, "status");
   EXPECT_EQ(tm[0].value.str(), "ok");
-}
-
-// The writer refuses what every reader would refuse, naming the node: a
-// tensor of more than kMaxTensorDims dimensions, and a tuple whose shared
-// items decode to more than the readers' cap (2^30 leaves in 31 tuples here;
-// the check must stop early rather than walk them all).
-TEST(TraceTest, WriterRefusesValuesReadersRefuse) {
-  Tensor deep;
-  deep.shape.assign(kMaxTensorDims + 1, 1);
-  deep.data.assign(8, 0);
-  Value bomb = Value::F64(1.0);
-  for (int i = 0; i < 30; ++i) bomb = Value::MakeTuple({bomb, bomb});
-  for (const Value& v : {Value::MakeTensor(deep), bomb}) {
-    auto out = Output::Open(TempPath("refused.fb"));
-    ASSERT_TRUE(out.ok());
-    TraceWriter w(out->get(), {});
-    ClassSpec root{.kind = NodeKind::kCall, .op = "v"};
-    ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
-    ClassId cr = w.DefineClass(root), cc = w.DefineClass(c);
-    w.Append(cr, Value(), {});
-    w.Append(cc, v, {});
-    ASSERT_FALSE(w.status().ok());
-    EXPECT_EQ(w.status().message().rfind("node 1: ", 0), 0u) << w.status().message();
-  }
-}
-
-TEST(TraceTest, PartialTraceKeepsCompleteChunks) {
-  std::string path = TempPath("partial.fb");
-  {
-    auto out = Output::Open(path);
-    ASSERT_TRUE(out.ok());
-    WriterOptions opts;
-    opts.chunk_nodes = 10;
-    TraceWriter w(out->get(), opts);
-    ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
-    ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
-    ClassId cr = w.DefineClass(root), cc = w.DefineClass(c);
-    w.Append(cr, Value(), {});
-    for (int i = 0; i < 35; ++i) w.Append(cc, Value::I64(i), {});
-    // The writer "dies": no Finish().
-    ASSERT_TRUE((*out)->Commit().ok());
-  }
-  auto strict = Trace::Open(path);
-  ASSERT_FALSE(strict.ok());
-  EXPECT_NE(strict.error().message().find("incomplete"), std::string::npos);
-  auto t = Trace::Open(path, {.allow_partial = true});
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  EXPECT_EQ(t->size(), 30u);
-  auto root = RootCall(*t);
-  ASSERT_TRUE(root.ok());
-  auto kids = Children(*t, *root);
-  ASSERT_TRUE(kids.ok());
-  EXPECT_EQ(kids->size(), 29u);
 }
 
 }  // namespace

@@ -1,0 +1,194 @@
+// Values and their text: Julia-style numbers (round trips of random bit
+// patterns), FormatValue and TypeName for every kind, abbreviated tensors,
+// deep tuples without recursion, and bit equality.
+#include "irt/value.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace irt {
+namespace {
+
+TEST(ValueTest, FormatDoubleLikeJulia) {
+  EXPECT_EQ(FormatDouble(1.0), "1.0");
+  EXPECT_EQ(FormatDouble(3.0), "3.0");
+  EXPECT_EQ(FormatDouble(-2.5), "-2.5");
+  EXPECT_EQ(FormatDouble(0.0), "0.0");
+  EXPECT_EQ(FormatDouble(-0.0), "-0.0");
+  EXPECT_EQ(FormatDouble(std::sin(1.0)), "0.8414709848078965");
+  EXPECT_EQ(FormatDouble(std::sin(1.0) + 1.0), "1.8414709848078965");
+  EXPECT_EQ(FormatDouble(632120.7427607874), "632120.7427607874");
+  EXPECT_EQ(FormatDouble(100000.0), "100000.0");
+  EXPECT_EQ(FormatDouble(1e6), "1.0e6");
+  EXPECT_EQ(FormatDouble(1234567.0), "1.234567e6");
+  EXPECT_EQ(FormatDouble(1e16), "1.0e16");
+  EXPECT_EQ(FormatDouble(0.0001), "0.0001");
+  EXPECT_EQ(FormatDouble(1e-5), "1.0e-5");
+  EXPECT_EQ(FormatDouble(1e-7), "1.0e-7");
+  EXPECT_EQ(FormatDouble(1.5e-7), "1.5e-7");
+  EXPECT_EQ(FormatDouble(0.1), "0.1");
+  EXPECT_EQ(FormatDouble(123.456), "123.456");
+  EXPECT_EQ(FormatDouble(5e-324), "5.0e-324");
+  EXPECT_EQ(FormatDouble(1.7976931348623157e308), "1.7976931348623157e308");
+  EXPECT_EQ(FormatDouble(std::nan("")), "NaN");
+  EXPECT_EQ(FormatDouble(HUGE_VAL), "Inf");
+  EXPECT_EQ(FormatDouble(-HUGE_VAL), "-Inf");
+}
+
+TEST(ValueTest, FormatFloatLikeJulia) {
+  EXPECT_EQ(FormatFloat(1.5f), "1.5f0");
+  EXPECT_EQ(FormatFloat(1.0f), "1.0f0");
+  EXPECT_EQ(FormatFloat(0.1f), "0.1f0");
+  EXPECT_EQ(FormatFloat(-0.0f), "-0.0f0");
+  EXPECT_EQ(FormatFloat(1e6f), "1.0f6");
+  EXPECT_EQ(FormatFloat(1e-5f), "1.0f-5");
+  EXPECT_EQ(FormatFloat(std::nanf("")), "NaN32");
+  EXPECT_EQ(FormatFloat(HUGE_VALF), "Inf32");
+  EXPECT_EQ(FormatFloat(-HUGE_VALF), "-Inf32");
+}
+
+TEST(ValueTest, FormatDoubleRoundTripsRandomBits) {
+  std::mt19937_64 rng(12345);
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t bits = rng();
+    double d = std::bit_cast<double>(bits);
+    if (std::isnan(d)) continue;
+    std::string s = FormatDouble(d);
+    auto v = ParseLiteral(s);
+    ASSERT_TRUE(v.ok()) << s << ": " << v.status().message();
+    ASSERT_EQ(v->kind(), VKind::kF64) << s;
+    ASSERT_EQ(v->bits(), bits) << s;
+  }
+  // Also uniformly distributed magnitudes around 1, where plain notation is used.
+  std::uniform_real_distribution<double> u(-1e7, 1e7);
+  for (int i = 0; i < 50000; ++i) {
+    double d = u(rng);
+    auto v = ParseLiteral(FormatDouble(d));
+    ASSERT_TRUE(v.ok());
+    ASSERT_EQ(v->bits(), std::bit_cast<uint64_t>(d)) << FormatDouble(d);
+  }
+}
+
+TEST(ValueTest, FormatFloatRoundTripsRandomBits) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 50000; ++i) {
+    uint32_t bits = rng();
+    float f = std::bit_cast<float>(bits);
+    if (std::isnan(f)) continue;
+    std::string s = FormatFloat(f);
+    auto v = ParseLiteral(s);
+    ASSERT_TRUE(v.ok()) << s << ": " << v.status().message();
+    ASSERT_EQ(v->kind(), VKind::kF32) << s;
+    ASSERT_EQ(static_cast<uint32_t>(v->bits()), bits) << s;
+  }
+}
+
+TEST(ValueTest, FormatScalarsAndTypes) {
+  EXPECT_EQ(FormatValue(Value::I64(2)), "2");
+  EXPECT_EQ(FormatValue(Value::I64(-3)), "-3");
+  EXPECT_EQ(FormatValue(Value::Bool(true)), "true");
+  EXPECT_EQ(FormatValue(Value::Nothing()), "nothing");
+  EXPECT_EQ(FormatValue(Value::Function("geom")), "geom");
+  EXPECT_EQ(FormatValue(Value::String("a\"b\\c\n$\x01")), "\"a\\\"b\\\\c\\n\\$\\x01\"");
+  EXPECT_EQ(FormatValue(Value::String("β")), "\"β\"");
+  EXPECT_EQ(FormatValue(Value::String("\xff")), "\"\\xff\"");
+  EXPECT_EQ(TypeName(Value::F64(1)), "Float64");
+  EXPECT_EQ(TypeName(Value::F32(1)), "Float32");
+  EXPECT_EQ(TypeName(Value::I64(1)), "Int64");
+  EXPECT_EQ(TypeName(Value::Bool(true)), "Bool");
+  EXPECT_EQ(TypeName(Value::Nothing()), "Nothing");
+  EXPECT_EQ(TypeName(Value::String("x")), "String");
+  EXPECT_EQ(TypeName(Value::Function("geom")), "typeof(geom)");
+}
+
+TEST(ValueTest, FormatTensors) {
+  double v4[] = {1, 2, 3, 4};
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({2}, std::span(v4, 2)))), "[1.0, 2.0]");
+  Value m = Value::MakeTensor(Tensor::FromF64({2, 2}, v4));
+  EXPECT_EQ(FormatValue(m), "[1.0 2.0; 3.0 4.0]");
+  EXPECT_EQ(TypeName(m), "Matrix{Float64}");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({1, 2}, std::span(v4, 2)))), "[1.0 2.0]");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({2, 1}, std::span(v4, 2)))),
+            "[1.0; 2.0;;]");
+  Value c = Value::MakeTensor(Tensor::FromF64({2, 1, 2}, v4));
+  EXPECT_EQ(FormatValue(c), "2×1×2[1.0, 2.0, 3.0, 4.0]");
+  EXPECT_EQ(TypeName(c), "Array{Float64, 3}");
+  Value z = Value::MakeTensor(Tensor::FromF64({}, std::span(v4, 1)));
+  EXPECT_EQ(FormatValue(z), "fill(1.0)");
+  EXPECT_EQ(TypeName(z), "Array{Float64, 0}");
+  float f2[] = {1.5f, 2};
+  Value vf = Value::MakeTensor(Tensor::FromF32({2}, f2));
+  EXPECT_EQ(FormatValue(vf), "Float32[1.5, 2.0]");
+  EXPECT_EQ(TypeName(vf), "Vector{Float32}");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::Zeros(DType::kF64, {0}))), "Float64[]");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::Zeros(DType::kI32, {0, 3}))), "0×3 Int32[]");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::Zeros(DType::kBool, {2}))), "[false, false]");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::Zeros(DType::kI64, {2, 2}))), "[0 0; 0 0]");
+}
+
+TEST(ValueTest, FormatAbbreviatesLargeTensors) {
+  std::vector<double> v;
+  for (int i = 1; i <= 9; ++i) v.push_back(i / 10.0);
+  FormatOptions small;
+  small.max_elements = 5;
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({9}, v)), small),
+            "[0.1, 0.2, 0.3, …, 0.9]");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({3, 3}, v)), small),
+            "3×3[0.1, 0.2, 0.3, …, 0.9]");
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({9}, v))),
+            "[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]");  // 9 <= the default 10
+  FormatOptions never;
+  never.max_elements = 0;
+  std::vector<double> big(100, 1.0);
+  EXPECT_EQ(FormatValue(Value::MakeTensor(Tensor::FromF64({100}, big)), never).size(),
+            2 + 100 * 3 + 99 * 2);
+}
+
+TEST(ValueTest, FormatTuples) {
+  Value t = Value::MakeTuple({Value::I64(1), Value::F64(2.0)});
+  EXPECT_EQ(FormatValue(t), "(1, 2.0)");
+  EXPECT_EQ(TypeName(t), "Tuple{Int64, Float64}");
+  EXPECT_EQ(FormatValue(Value::MakeTuple({Value::I64(1)})), "(1,)");
+  EXPECT_EQ(FormatValue(Value::MakeTuple({})), "()");
+  EXPECT_EQ(TypeName(Value::MakeTuple({})), "Tuple{}");
+  Value nested = Value::MakeTuple({Value::MakeTuple({Value::I64(1)}), Value::String("s")});
+  EXPECT_EQ(FormatValue(nested), "((1,), \"s\")");
+  EXPECT_EQ(TypeName(nested), "Tuple{Tuple{Int64}, String}");
+}
+
+TEST(ValueTest, DeepTuplesNeedNoRecursion) {
+  // 10^6 nested 1-tuples: formatting, comparing and destroying them must
+  // not use stack space proportional to the depth.
+  Value v = Value::I64(7);
+  Value w = Value::I64(7);
+  for (int i = 0; i < 1000000; ++i) {
+    v = Value::MakeTuple({v});
+    w = Value::MakeTuple({w});
+  }
+  EXPECT_TRUE(BitEqual(v, w));
+  std::string s = FormatValue(v);
+  EXPECT_EQ(s.size(), 1000000u * 3 + 1);
+  EXPECT_EQ(s.substr(0, 3), "(((");
+  EXPECT_EQ(TypeName(v).size(), 1000000u * 7 + 5);
+}
+
+TEST(ValueTest, BitEqual) {
+  EXPECT_TRUE(BitEqual(Value::F64(std::nan("")), Value::F64(std::nan(""))));
+  EXPECT_FALSE(BitEqual(Value::F64(0.0), Value::F64(-0.0)));
+  EXPECT_FALSE(BitEqual(Value::F64(1.0), Value::I64(1)));
+  EXPECT_TRUE(BitEqual(Value::String("a"), Value::String("a")));
+  EXPECT_FALSE(BitEqual(Value::String("a"), Value::Function("a")));
+  double v[] = {1, 2};
+  EXPECT_TRUE(BitEqual(Value::MakeTensor(Tensor::FromF64({2}, v)),
+                       Value::MakeTensor(Tensor::FromF64({2}, v))));
+  EXPECT_FALSE(BitEqual(Value::MakeTensor(Tensor::FromF64({2}, v)),
+                        Value::MakeTensor(Tensor::FromF64({1, 2}, v))));
+}
+
+}  // namespace
+}  // namespace irt
