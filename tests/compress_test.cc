@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "bytesource.h"
+#include "ir_test_util.h"
 #include "irt/output.h"
 #include "irt/trace.h"
-#include "test_util.h"
 
 namespace irt {
 namespace {

@@ -11,11 +11,11 @@
 #include <iterator>
 #include <map>
 
+#include "ir_test_util.h"
 #include "irt/graph.h"
 #include "irt/ir/interpreter.h"
 #include "irt/output.h"
 #include "irt/trace.h"
-#include "test_util.h"
 
 namespace irt {
 namespace {

@@ -13,12 +13,12 @@
 #include <map>
 #include <set>
 
+#include "ir_test_util.h"
 #include "irt/check.h"
 #include "irt/graph.h"
 #include "irt/ir/interpreter.h"
 #include "irt/output.h"
 #include "irt/trace.h"
-#include "test_util.h"
 
 namespace irt {
 namespace {

@@ -1,5 +1,6 @@
-// Helpers shared by the unit tests: temporary paths, traces built through
-// TraceWriter, and traces of testdata/ir programs made with the IR adapter.
+// Helpers shared by the unit tests. Nothing here needs an adapter: traces
+// are built through TraceWriter directly (ir_test_util.h traces IR
+// programs with the IR adapter).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,13 +8,11 @@
 
 #include <cmath>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "irt/ir/interpreter.h"
 #include "irt/output.h"
 #include "irt/trace.h"
 #include "irt/writer.h"
@@ -76,29 +75,6 @@ inline Trace WriteAndOpen(const std::string& name, const std::function<void(Trac
   auto t = Trace::Open(WriteTrace(name, body, opts));
   EXPECT_TRUE(t.ok()) << t.status().message();
   return std::move(t).value();
-}
-
-// Traces function `fn` of testdata/ir/`file` at `args` (and the random
-// values `rand`, if given) into a temporary file named after `prefix` and
-// `file`; returns its path.
-inline std::string TraceTestdata(const std::string& prefix, const std::string& file,
-                                 const std::string& fn, std::vector<std::string> args,
-                                 std::optional<std::string> rand = std::nullopt) {
-  ir::TraceRequest req;
-  req.module_path = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + file;
-  req.function = fn;
-  req.args = std::move(args);
-  req.rand_values = std::move(rand);
-  auto job = ir::TraceJob::Prepare(req);
-  EXPECT_TRUE(job.ok()) << job.status().message();
-  std::string path = TempPath(prefix + "-" + file + ".fb");
-  if (!job.ok()) return path;
-  auto out = Output::Open(path);
-  EXPECT_TRUE(out.ok());
-  if (!out.ok()) return path;
-  EXPECT_TRUE(job->Run(**out).ok());
-  EXPECT_TRUE((*out)->Commit().ok());
-  return path;
 }
 
 }  // namespace irt::testing
