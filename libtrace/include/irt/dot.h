@@ -15,11 +15,14 @@
 #include <vector>
 
 #include "irt/output.h"
-#include "irt/slice.h"
 #include "irt/status.h"
 #include "irt/trace.h"
 
 namespace irt {
+
+// Only highlighted through a pointer: a caller that computes a slice
+// includes irt/slice.h itself.
+class Slice;
 
 struct DotOptions {
   /// Levels drawn: 1 is the call itself as one node, 2 adds its children

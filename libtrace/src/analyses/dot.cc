@@ -15,6 +15,7 @@
 
 #include "irt/graph.h"
 #include "irt/print.h"
+#include "irt/slice.h"
 
 namespace irt {
 
