@@ -21,6 +21,7 @@
 #include "irt/rules.h"
 #include "irt/trace.h"
 #include "irt/value.h"
+#include "ir_test_util.h"
 #include "test_util.h"
 
 namespace irt {
