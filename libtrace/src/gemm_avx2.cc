@@ -1,6 +1,6 @@
 // The binary64 matrix product compiled for AVX2 and FMA (this file alone is
 // built with -mavx2 -mfma on x86-64; see libtrace/CMakeLists.txt), used by
-// the kernels when the processor has both (checked in ops/tensor.cc, by code
+// the kernels when the processor has both (checked in ops/matmul.cc, by code
 // built for the baseline). Its Eigen lives in a namespace of its own, so no
 // inline function or template instance is shared with the baseline build.
 #include "kernels_internal.h"
