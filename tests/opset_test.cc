@@ -101,6 +101,16 @@ std::vector<Case> Cases() {
     cs.push_back({f, std::string(f) + "(%2)", {"0.7"}, {true}});
     cs.push_back({f, std::string(f) + "(%2)", {v}, {true}});
   }
+  for (const char* f : {"sinh", "cosh", "asin", "acos", "asinh", "atanh", "log2", "log10", "exp2",
+                        "cbrt", "erf", "erfc"}) {
+    cs.push_back({f, std::string(f) + "(%2)", {"0.6"}, {true}});
+    cs.push_back({f, std::string(f) + "(%2)", {"[0.3, 0.45, 0.8]"}, {true}});
+  }
+  cs.push_back({"acosh", "acosh(%2)", {"1.7"}, {true}});
+  cs.push_back({"acosh", "acosh(%2)", {"[1.3, 2.9, 1.7]"}, {true}});
+  cs.push_back({"cbrt", "cbrt(%2)", {"-2.5"}, {true}});
+  cs.push_back({"hypot", "hypot(%2, %3)", {"0.7", "-1.9"}, {true, true}});
+  cs.push_back({"hypot", "hypot(%2, %3)", {"[0.3, 0.9, -1.7]", "1.3"}, {true, true}});
   cs.push_back({"abs", "abs(%2)", {"-0.7"}, {true}});
   cs.push_back({"abs", "abs(%2)", {"[-0.5, 0.8, -1.3]"}, {true}});
   cs.push_back({"-", "-(%2)", {v}, {true}});

@@ -57,6 +57,20 @@ enum class SOp : uint8_t {
   kRem,  // remainder with the sign of the dividend (C's fmod)
   kDigamma,
   kPolygamma,
+  kSinh,
+  kCosh,
+  kAsin,
+  kAcos,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kLog2,
+  kLog10,
+  kExp2,
+  kCbrt,
+  kErf,
+  kErfc,
+  kHypot,
 };
 static_assert(
     static_cast<uint8_t>(SOp::kAdd) == kFastAdd && static_cast<uint8_t>(SOp::kSub) == kFastSub &&
@@ -213,6 +227,32 @@ inline T Apply1(SOp op, T a) {
       return std::lgamma(a);
     case SOp::kDigamma:
       return Digamma(a);
+    case SOp::kSinh:
+      return std::sinh(a);
+    case SOp::kCosh:
+      return std::cosh(a);
+    case SOp::kAsin:
+      return std::asin(a);
+    case SOp::kAcos:
+      return std::acos(a);
+    case SOp::kAsinh:
+      return std::asinh(a);
+    case SOp::kAcosh:
+      return std::acosh(a);
+    case SOp::kAtanh:
+      return std::atanh(a);
+    case SOp::kLog2:
+      return std::log2(a);
+    case SOp::kLog10:
+      return std::log10(a);
+    case SOp::kExp2:
+      return std::exp2(a);
+    case SOp::kCbrt:
+      return std::cbrt(a);
+    case SOp::kErf:
+      return std::erf(a);
+    case SOp::kErfc:
+      return std::erfc(a);
     default:
       return std::numeric_limits<T>::quiet_NaN();
   }
@@ -259,6 +299,8 @@ inline T Apply2(SOp op, T a, T b) {
       return std::fmod(a, b);
     case SOp::kPolygamma:
       return Polygamma(a, b);
+    case SOp::kHypot:
+      return std::hypot(a, b);
     default:
       return std::numeric_limits<T>::quiet_NaN();
   }
@@ -286,6 +328,19 @@ inline bool HasFloatKernel(SOp op, size_t arity) {
       case SOp::kExpm1:
       case SOp::kLgamma:
       case SOp::kDigamma:
+      case SOp::kSinh:
+      case SOp::kCosh:
+      case SOp::kAsin:
+      case SOp::kAcos:
+      case SOp::kAsinh:
+      case SOp::kAcosh:
+      case SOp::kAtanh:
+      case SOp::kLog2:
+      case SOp::kLog10:
+      case SOp::kExp2:
+      case SOp::kCbrt:
+      case SOp::kErf:
+      case SOp::kErfc:
         return true;
       default:
         return false;
@@ -305,6 +360,7 @@ inline bool HasFloatKernel(SOp op, size_t arity) {
       case SOp::kMod:
       case SOp::kRem:
       case SOp::kPolygamma:
+      case SOp::kHypot:
         return true;
       default:
         return false;

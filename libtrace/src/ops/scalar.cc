@@ -369,22 +369,6 @@ Result<Value> ScalarElementwise(const OpDef& op, OpArgs a) {
     case SOp::kCopy:
     case SOp::kNot:
       return IntegerUnary(op, a);
-    case SOp::kSin:
-    case SOp::kCos:
-    case SOp::kTan:
-    case SOp::kExp:
-    case SOp::kLog:
-    case SOp::kSqrt:
-    case SOp::kTanh:
-    case SOp::kAtan:
-    case SOp::kLog1p:
-    case SOp::kExpm1:
-    case SOp::kLgamma:
-    case SOp::kDigamma:
-      return Math1(op, a);
-    case SOp::kAtan2:
-    case SOp::kPolygamma:
-      return Math2(op, a);
     case SOp::kFld:
     case SOp::kMod:
     case SOp::kRem:
@@ -394,6 +378,13 @@ Result<Value> ScalarElementwise(const OpDef& op, OpArgs a) {
     case SOp::kNone:
       if (op.name == "div") return IntegerDivision(op, a);
       if (op.name == "&" || op.name == "|" || op.name == "xor") return Bitwise(op, a);
+      break;
+    default:
+      // Every other operation is a floating-point function of scalar_ops.h
+      // (sin, log, atan2, ...): Float32 stays Float32, integers become
+      // Float64. A new function needs no case here.
+      if (internal::HasFloatKernel(SOpOf(op), 1) && a.size() == 1) return Math1(op, a);
+      if (internal::HasFloatKernel(SOpOf(op), 2) && a.size() == 2) return Math2(op, a);
       break;
   }
   return Internal("operation " + std::string(op.name) + " has no scalar evaluation");
