@@ -13,17 +13,14 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
   internal::CallStack calls;
   NodeId id = 0;
   for (;;) {
-    IRT_ASSIGN_OR_RETURN(const fb::Chunk* c, stream.Next());
+    IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, stream.Next());
     if (c == nullptr) break;
     const ChunkInfo& info = stream.info();
-    const internal::ChunkFacts& facts = internal::FactsOf(stream);
     if (sum.chunks == 0) {
       sum.format_major = c->format_major();
       sum.format_minor = c->format_minor();
-      if (c->producer()) {
-        if (c->producer()->name()) sum.producer_name = c->producer()->name()->str();
-        if (c->producer()->version()) sum.producer_version = c->producer()->version()->str();
-      }
+      sum.producer_name = c->producer_name();
+      sum.producer_version = c->producer_version();
     }
     if (info.base_depth != calls.depth()) {
       return DataError(stream.name() + ": chunk " + std::to_string(info.index) +
@@ -32,16 +29,16 @@ Result<CheckSummary> CheckTrace(const std::string& path) {
                        " calls open");
     }
     NodeId failed = kNoNode;
-    Status s = calls.Feed(c, facts, &failed);
+    Status s = calls.Feed(*c, &failed);
     if (!s.ok())
       return DataError(stream.name() + ": " + internal::At(info.index, failed, s.message()));
-    uint32_t n = c->nodes() ? c->nodes()->size() : 0;
+    uint32_t n = c->count;
     id += n;
     sum.nodes += n;
     ++sum.chunks;
     if (info.last) {
       sum.complete = true;
-      Status fs = internal::CheckFinalChunk(c, id, calls);
+      Status fs = internal::CheckFinalChunk(*c, id, calls);
       if (!fs.ok()) return fs.Prefixed(stream.name());
     }
   }

@@ -220,26 +220,18 @@ Status CheckValue(const fb::Chunk* c, const fb::Value& v, size_t tuple_limit) {
   return Status::Ok();
 }
 
-Status CallStack::Feed(const fb::Chunk* c, const ChunkFacts& facts, NodeId* failed_node) {
-  const uint32_t n = c->nodes() ? c->nodes()->size() : 0;
-  if (n == 0) return Status::Ok();
-  const auto* nodes = reinterpret_cast<const fb::Node*>(c->nodes()->Data());
-  const auto* classes = reinterpret_cast<const fb::NodeClass*>(c->classes()->Data());
-  const uint32_t* refs = c->refs() ? c->refs()->data() : nullptr;
-  const NodeId base = c->base();
-  for (uint32_t local = 0; local < n; ++local) {
-    const fb::Node& node = nodes[local];
-    const fb::Kind kind = classes[node.cls()].kind();
-    if (kind == fb::Kind::Call) {
-      open_.push_back(base + local);
+Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
+  for (uint32_t local = 0; local < c.count; ++local) {
+    const RawNode node(&c, local);
+    const NodeKind kind = node.kind();
+    if (kind == NodeKind::kCall) {
+      open_.push_back(node.id());
       ++calls_;
       max_depth_ = std::max<uint64_t>(max_depth_, open_.size());
-    } else if (kind == fb::Kind::Return || kind == fb::Kind::Error) {
-      const NodeId id = base + local;
-      const uint32_t link = facts.class_refs[node.cls()] - 1;
-      const NodeId marker = id - flatbuffers::EndianScalar(refs[node.first_ref() + link]);
+    } else if (IsCloser(kind)) {
+      const NodeId marker = node.closes();
       if (open_.empty() || marker != open_.back()) {
-        *failed_node = id;
+        *failed_node = node.id();
         return DataError("closes node " + std::to_string(marker) +
                          (open_.empty() ? ", but no call is open"
                                         : ", but the innermost open call starts at node " +
@@ -251,10 +243,10 @@ Status CallStack::Feed(const fb::Chunk* c, const ChunkFacts& facts, NodeId* fail
   return Status::Ok();
 }
 
-Status CheckFinalChunk(const fb::Chunk* c, NodeId nodes, const CallStack& calls) {
-  if (c->total_nodes() != nodes) {
-    return DataError("chunk " + std::to_string(c->index()) + ": final chunk says " +
-                     std::to_string(c->total_nodes()) + " nodes, the chunks hold " +
+Status CheckFinalChunk(const ChunkColumns& c, NodeId nodes, const CallStack& calls) {
+  if (c.total_nodes != nodes) {
+    return DataError("chunk " + std::to_string(c.index) + ": final chunk says " +
+                     std::to_string(c.total_nodes) + " nodes, the chunks hold " +
                      std::to_string(nodes));
   }
   if (calls.depth() != 0) {

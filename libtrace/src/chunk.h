@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "column_reader.h"
 #include "irt/status.h"
 #include "irt/trace.h"
 #include "irtrace_generated.h"
@@ -93,7 +94,7 @@ Status CheckNodes(const fb::Chunk* chunk, ChunkFacts* facts);
 class CallStack {
  public:
   /// On an error, *failed_node is the closer at fault.
-  Status Feed(const fb::Chunk* chunk, const ChunkFacts& facts, NodeId* failed_node);
+  Status Feed(const ChunkColumns& chunk, NodeId* failed_node);
   size_t depth() const { return open_.size(); }
   /// The marker of the innermost open call (depth() > 0).
   NodeId innermost() const { return open_.back(); }
@@ -109,7 +110,7 @@ class CallStack {
 /// The checks of a stream's final chunk that need the chunks before it:
 /// `total_nodes` equals `nodes` (all chunks'), and no call is left open.
 /// Bare messages ("chunk C: ..."), for the caller to prefix with the name.
-Status CheckFinalChunk(const fb::Chunk* chunk, NodeId nodes, const CallStack& calls);
+Status CheckFinalChunk(const ChunkColumns& chunk, NodeId nodes, const CallStack& calls);
 
 /// The message of a failed VerifyChunk: "chunk C, node N: what" when it
 /// failed at a node, else "chunk C at byte B: what".
@@ -122,9 +123,6 @@ Status CheckValue(const fb::Chunk* chunk, const fb::Value& v, size_t tuple_limit
 /// Decodes a value of a verified chunk.
 Value DecodeValue(const fb::Chunk* chunk, const fb::Value& v);
 Value DecodeValue(const fb::Chunk* chunk, uint64_t bits, fb::VKind kind);
-
-/// Facts about the chunk a ChunkStream returned last.
-const ChunkFacts& FactsOf(const ChunkStream& s);
 
 /// "chunk C, node N: message".
 std::string At(uint64_t chunk, NodeId node, const std::string& message);

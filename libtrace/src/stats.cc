@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "chunk.h"
+#include "column_reader.h"
 #include "irt/json.h"
 
 namespace irt {
@@ -86,46 +87,42 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
   NodeId id = 0;
   internal::CallStack calls;
   for (;;) {
-    IRT_ASSIGN_OR_RETURN(const fb::Chunk* c, stream.Next());
+    IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, stream.Next());
     if (c == nullptr) break;
     const ChunkInfo& info = stream.info();
-    const internal::ChunkFacts& facts = internal::FactsOf(stream);
     auto fail = [&](NodeId node, const std::string& what) -> Status {
       return DataError(stream.name() + ": " + internal::At(info.index, node, what));
     };
     if (st.chunks == 0) {
       st.format_major = c->format_major();
       st.format_minor = c->format_minor();
-      if (c->producer()) {
-        if (c->producer()->name()) st.producer_name = c->producer()->name()->str();
-        if (c->producer()->version()) st.producer_version = c->producer()->version()->str();
-      }
+      st.producer_name = c->producer_name();
+      st.producer_version = c->producer_version();
     }
     if (info.base_depth != depth) {
       return DataError(stream.name() + ": chunk " + std::to_string(info.index) +
                        ": starts at call depth " + std::to_string(info.base_depth) +
                        ", the nodes before it leave " + std::to_string(depth) + " calls open");
     }
-    uint32_t nclasses = c->classes() ? c->classes()->size() : 0;
+    uint32_t nclasses = static_cast<uint32_t>(c->classes.size());
     class_op.assign(nclasses, 0);
     class_slot.assign(nclasses, -1);
     for (uint32_t k = 0; k < nclasses; ++k) {
-      const fb::NodeClass* cls = c->classes()->Get(k);
-      if (cls->op() == ~0u) continue;
-      uint32_t op = counter.OpId(c->strings()->Get(cls->op())->string_view());
+      const internal::ClassFacts& cls = c->classes[k];
+      if (cls.op_index == ~0u) continue;
+      uint32_t op = counter.OpId(cls.op);
       class_op[k] = op + 1;
-      class_slot[k] = counter.Slot(static_cast<NodeKind>(cls->kind()), op);
+      class_slot[k] = counter.Slot(cls.kind, op);
     }
     // ChunkStream checked every node of the chunk; the closers of calls
     // opened in earlier chunks are checked as irt-check checks them.
     NodeId failed = kNoNode;
-    Status cs = calls.Feed(c, facts, &failed);
+    Status cs = calls.Feed(*c, &failed);
     if (!cs.ok()) return fail(failed, cs.message());
-    uint32_t n = c->nodes() ? c->nodes()->size() : 0;
-    for (uint32_t local = 0; local < n; ++local, ++id) {
-      const fb::Node* node = c->nodes()->Get(local);
-      uint32_t ci = node->cls();
-      NodeKind kind = static_cast<NodeKind>(c->classes()->Get(ci)->kind());
+    for (uint32_t local = 0; local < c->count; ++local, ++id) {
+      const internal::RawNode node(c, local);
+      uint32_t ci = node.class_index();
+      NodeKind kind = node.kind();
       ++st.kinds[static_cast<size_t>(kind)];
       if (class_slot[ci] >= 0) ++counter.slots[static_cast<size_t>(class_slot[ci])].second;
       switch (kind) {
@@ -156,8 +153,7 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
           if (depth == 0) return fail(id, "closes a call, but no call is open");
           if (depth <= kStatsPathDepth) ++pos[depth];
           ++depth_nodes[DepthRowIndex(depth)];
-          uint32_t nrefs = facts.class_refs[ci];
-          NodeId marker = id - c->refs()->Get(node->first_ref() + nrefs - 1);
+          NodeId marker = node.closes();
           if (marker == st.deepest.marker) st.deepest.nodes = id - marker + 1;
           CallStat call;
           call.marker = marker;
@@ -185,6 +181,7 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
           break;
       }
     }
+    const uint32_t n = c->count;
     ChunkRow row{info.index, info.base, n, info.size + 4, info.base_depth};
     if (st.chunks == 0) {
       st.chunk_bytes_min = st.chunk_bytes_max = row.bytes;
@@ -199,15 +196,10 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
     if (on_chunk) on_chunk(row);
     if (info.last) {
       st.complete = true;
-      Status fs = internal::CheckFinalChunk(c, st.nodes, calls);
+      Status fs = internal::CheckFinalChunk(*c, st.nodes, calls);
       if (!fs.ok()) return fs.Prefixed(stream.name());
-      if (c->trace_meta()) {
-        for (const fb::Meta* m : *c->trace_meta()) {
-          if (c->strings()->Get(m->key())->string_view() == "status" &&
-              m->value().vkind() == fb::VKind::String) {
-            st.status = c->strings()->Get(m->value().bits())->str();
-          }
-        }
+      for (const MetaEntry& m : c->TraceMeta()) {
+        if (m.key == "status" && m.value.kind() == VKind::kString) st.status = m.value.str();
       }
     }
   }

@@ -16,6 +16,7 @@
 
 #include "bytesource.h"
 #include "chunk.h"
+#include "column_reader.h"
 #include "tempfile.h"
 
 namespace irt {
@@ -307,6 +308,7 @@ struct Trace::Impl {
   mutable std::vector<uint8_t> state;
   mutable std::vector<Status> errors;
   mutable std::vector<ChunkFacts> facts;
+  mutable std::vector<internal::ChunkColumns> columns;  // built once a chunk is verified
   // The chunks verified in order from chunk 0, fed to a stack of open calls
   // that checks the closers linking into earlier chunks (what CheckTrace
   // checks): a tool that reads every chunk gets irt-check's verdict.
@@ -385,6 +387,7 @@ Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string nam
   m.state.assign(m.chunks.size(), 0);
   m.errors.assign(m.chunks.size(), Status());
   m.facts.resize(m.chunks.size());
+  m.columns.resize(m.chunks.size());
   t.num_nodes_ = base;
   if (m.complete) {
     // The final chunk's total must agree with the chunks' node counts.
@@ -440,6 +443,11 @@ std::vector<MetaEntry> Trace::trace_meta() const {
 
 const fb::Chunk* Trace::chunk_root(uint32_t i) const { return impl_->Root(i); }
 
+Result<const internal::ChunkColumns*> Trace::columns(uint32_t i) const {
+  IRT_RETURN_IF_ERROR(VerifyChunk(i));
+  return &impl_->columns[i];
+}
+
 std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
   const ChunkInfo& c = impl_->chunks[i];
   return {impl_->data + c.offset, static_cast<size_t>(c.size + 4)};
@@ -471,11 +479,12 @@ Status Trace::VerifyChunk(uint32_t i) const {
     return m.errors[i];
   }
   m.state[i] = 1;
+  internal::BuildColumns(m.Root(i), info, m.facts[i].end_depth, &m.columns[i]);
   // Advance the in-order frontier over every chunk verified so far.
   while (m.frontier < m.chunks.size() && m.state[m.frontier] == 1) {
     uint32_t f = m.frontier;
     NodeId failed = kNoNode;
-    Status fs = m.calls.Feed(m.Root(f), m.facts[f], &failed);
+    Status fs = m.calls.Feed(m.columns[f], &failed);
     if (!fs.ok()) {
       // The chunk is bad after all, and so is every chunk read after it.
       m.state[f] = 2;
@@ -506,19 +515,9 @@ Result<NodeView> Trace::node(NodeId id) const {
                     std::to_string(num_nodes_) + " nodes)");
   }
   uint32_t ci = chunk_of(id);
-  Status s = VerifyChunk(ci);
-  if (!s.ok()) return s;
-  const fb::Chunk* c = impl_->Root(ci);
-  uint32_t local = static_cast<uint32_t>(id - impl_->chunks[ci].base);
+  IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, columns(ci));
   // VerifyChunk checked every node of the chunk.
-  NodeView v;
-  v.trace_ = this;
-  v.chunk_ = c;
-  v.cls_ = c->classes()->Get(c->nodes()->Get(local)->cls());
-  v.chunk_index_ = ci;
-  v.local_ = local;
-  v.id_ = id;
-  return v;
+  return NodeView(c, static_cast<uint32_t>(id - c->base), id);
 }
 
 std::optional<std::string_view> Trace::FunctionIR(std::string_view name, NodeId near) const {
@@ -539,96 +538,49 @@ std::optional<std::string_view> Trace::FunctionIR(std::string_view name, NodeId 
 
 // ---------------------------------------------------------------- NodeView
 
-NodeKind NodeView::kind() const { return static_cast<NodeKind>(cls_->kind()); }
-VKind NodeView::vkind() const { return static_cast<VKind>(cls_->vkind()); }
-uint64_t NodeView::bits() const { return chunk_->nodes()->Get(local_)->value(); }
-
-Value NodeView::value() const { return internal::DecodeValue(chunk_, bits(), cls_->vkind()); }
-
-std::string_view NodeView::op() const {
-  if (cls_->op() == ~0u) return "";
-  return chunk_->strings()->Get(cls_->op())->string_view();
-}
-
-Location NodeView::location() const {
-  Location l;
-  l.block = cls_->block();
-  l.pos = cls_->pos();
-  // An Error node's aux is 1 when it failed at a branch (schema/README.md §3).
-  l.is_branch = kind() == NodeKind::kJump || kind() == NodeKind::kReturn ||
-                (kind() == NodeKind::kError && cls_->aux() == 1);
-  l.line = cls_->line();
-  l.col = cls_->col();
-  return l;
-}
-
-size_t NodeView::num_operands() const { return cls_->n_operands(); }
+NodeKind NodeView::kind() const { return internal::RawNode(columns_, local_).kind(); }
+VKind NodeView::vkind() const { return internal::RawNode(columns_, local_).vkind(); }
+uint64_t NodeView::bits() const { return internal::RawNode(columns_, local_).bits(); }
+Value NodeView::value() const { return internal::RawNode(columns_, local_).value(); }
+std::string_view NodeView::op() const { return internal::RawNode(columns_, local_).op(); }
+Location NodeView::location() const { return internal::RawNode(columns_, local_).location(); }
+size_t NodeView::num_operands() const { return internal::RawNode(columns_, local_).num_operands(); }
 
 Operand NodeView::operand(size_t i) const {
+  const internal::RawNode n(columns_, local_);
   Operand out;
-  const auto* pool = chunk_->operands();
-  uint32_t o = pool->Get(cls_->first_operand() + static_cast<uint32_t>(i));
+  uint32_t o = n.operand_code(static_cast<uint32_t>(i));
   if (o != 0) {
-    out.literal = internal::DecodeValue(chunk_, *chunk_->literals()->Get(o - 1));
+    out.literal = columns_->literal(o);
     return out;
   }
   uint32_t k = 0;
-  for (size_t j = 0; j < i; ++j) {
-    if (pool->Get(cls_->first_operand() + static_cast<uint32_t>(j)) == 0) ++k;
+  for (uint32_t j = 0; j < i; ++j) {
+    if (n.operand_code(j) == 0) ++k;
   }
-  const fb::Node* n = chunk_->nodes()->Get(local_);
   out.is_ref = true;
-  out.ref = id_ - chunk_->refs()->Get(n->first_ref() + k);
+  out.ref = n.ref(k);
   return out;
 }
 
 std::vector<NodeId> NodeView::refs() const {
-  std::vector<NodeId> out;
-  const auto* pool = chunk_->operands();
-  const fb::Node* n = chunk_->nodes()->Get(local_);
-  uint32_t k = 0;
-  for (uint32_t j = 0; j < cls_->n_operands(); ++j) {
-    if (pool->Get(cls_->first_operand() + j) == 0) {
-      out.push_back(id_ - chunk_->refs()->Get(n->first_ref() + k));
-      ++k;
-    }
-  }
+  const internal::RawNode n(columns_, local_);
+  std::vector<NodeId> out(n.num_refs());
+  for (uint32_t k = 0; k < n.num_refs(); ++k) out[k] = n.ref(k);
   return out;
 }
 
-uint32_t NodeView::jump_target() const { return cls_->aux(); }
-bool NodeView::has_condition() const { return (cls_->flags() & 1) != 0; }
-bool NodeView::taken_when() const { return (cls_->flags() & 2) != 0; }
-uint32_t NodeView::block_arg_index() const { return cls_->aux(); }
+uint32_t NodeView::jump_target() const { return internal::RawNode(columns_, local_).aux(); }
+bool NodeView::has_condition() const { return internal::RawNode(columns_, local_).has_condition(); }
+bool NodeView::taken_when() const { return (internal::RawNode(columns_, local_).flags() & 2) != 0; }
+uint32_t NodeView::block_arg_index() const { return internal::RawNode(columns_, local_).aux(); }
 
 NodeId NodeView::closes() const {
-  if (kind() != NodeKind::kReturn && kind() != NodeKind::kError) return kNoNode;
-  const fb::Node* n = chunk_->nodes()->Get(local_);
-  uint32_t k = trace_->impl_->facts[chunk_index_].class_refs[n->cls()];
-  return id_ - chunk_->refs()->Get(n->first_ref() + k - 1);
+  const internal::RawNode n(columns_, local_);
+  return internal::IsCloser(n.kind()) ? n.closes() : kNoNode;
 }
 
-std::vector<MetaEntry> NodeView::meta() const {
-  std::vector<MetaEntry> out;
-  const auto* meta = chunk_->meta();
-  if (!meta || meta->size() == 0) return out;
-  // Sorted by node: binary search for the first entry of this node.
-  uint32_t lo = 0, hi = meta->size();
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (meta->Get(mid)->node() < local_) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  for (uint32_t i = lo; i < meta->size() && meta->Get(i)->node() == local_; ++i) {
-    const fb::Meta* m = meta->Get(i);
-    out.push_back({chunk_->strings()->Get(m->key())->string_view(),
-                   internal::DecodeValue(chunk_, m->value())});
-  }
-  return out;
-}
+std::vector<MetaEntry> NodeView::meta() const { return internal::RawNode(columns_, local_).meta(); }
 
 std::optional<Value> NodeView::meta(std::string_view key) const {
   for (const MetaEntry& e : meta()) {
@@ -652,6 +604,7 @@ struct ChunkStream::Impl {
   uint64_t file_size = 0;  // of a regular file, 0 for a pipe
   ChunkInfo info;
   ChunkFacts facts;
+  internal::ChunkColumns columns;
 
   ~Impl() {
     if (owned_fd && fd >= 0) close(fd);
@@ -706,9 +659,9 @@ Result<ChunkStream> ChunkStream::Open(const std::string& path) {
   return s;
 }
 
-Result<const fb::Chunk*> ChunkStream::Next() {
+Result<const internal::ChunkColumns*> ChunkStream::Next() {
   Impl& m = *impl_;
-  if (m.done) return static_cast<const fb::Chunk*>(nullptr);
+  if (m.done) return static_cast<const internal::ChunkColumns*>(nullptr);
   uint64_t len = 0, have = 0, need = 12;
   ChunkHeader h;
   std::string where = "chunk " + std::to_string(m.number) + " at byte " + std::to_string(m.offset);
@@ -770,11 +723,8 @@ Result<const fb::Chunk*> ChunkStream::Next() {
     if (!more) return more.error().Prefixed(m.name + ": after the final chunk");
     if (*more > 0) return DataError(m.name + ": data after the final chunk");
   }
-  return fb::GetSizePrefixedChunk(p);
+  internal::BuildColumns(fb::GetSizePrefixedChunk(p), m.info, m.facts.end_depth, &m.columns);
+  return &m.columns;
 }
-
-namespace internal {
-const ChunkFacts& FactsOf(const ChunkStream& s) { return s.impl_->facts; }
-}  // namespace internal
 
 }  // namespace irt

@@ -20,13 +20,10 @@ namespace irt {
 
 namespace fb {
 struct Chunk;
-struct NodeClass;
 }  // namespace fb
 
-class ChunkStream;
 namespace internal {
-struct ChunkFacts;
-const ChunkFacts& FactsOf(const ChunkStream& s);
+struct ChunkColumns;  // libtrace's column reader (opaque outside libtrace)
 }  // namespace internal
 
 /// The format version this library writes and reads.
@@ -80,6 +77,11 @@ class Trace;
 /// A checked view of one node. Valid while its Trace lives.
 class NodeView {
  public:
+  NodeView() = default;
+  /// Made by Trace::node (and by libtrace's column reader, whose windows
+  /// hold the chunk's columns; every node of them has been checked).
+  NodeView(const internal::ChunkColumns* columns, uint32_t local, NodeId id)
+      : columns_(columns), local_(local), id_(id) {}
   NodeId id() const { return id_; }
   NodeKind kind() const;
   VKind vkind() const;
@@ -109,11 +111,7 @@ class NodeView {
   std::optional<Value> meta(std::string_view key) const;
 
  private:
-  friend class Trace;
-  const Trace* trace_ = nullptr;
-  const fb::Chunk* chunk_ = nullptr;
-  const fb::NodeClass* cls_ = nullptr;
-  uint32_t chunk_index_ = 0;
+  const internal::ChunkColumns* columns_ = nullptr;
   uint32_t local_ = 0;
   NodeId id_ = 0;
 };
@@ -177,6 +175,9 @@ class Trace {
   std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;
 
   const fb::Chunk* chunk_root(uint32_t i) const;
+  /// The decoded columns of chunk `i`, verified on first use (the type is
+  /// internal to libtrace). Errors: those of VerifyChunk.
+  Result<const internal::ChunkColumns*> columns(uint32_t i) const;
   /// The bytes of chunk `i`, its size prefix included (valid while the Trace lives).
   std::span<const uint8_t> chunk_bytes(uint32_t i) const;
 
@@ -185,7 +186,6 @@ class Trace {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   uint64_t num_nodes_ = 0;
-  friend class NodeView;
 };
 
 /// Sequential access to chunks with memory bounded by one chunk: mmaps a
@@ -197,9 +197,10 @@ class ChunkStream {
   ChunkStream& operator=(ChunkStream&&) noexcept;
   ~ChunkStream();
   /// Reads and verifies the next chunk (framing, identifier, version,
-  /// FlatBuffers verifier, chunk-local tables). Returns nullptr at a clean
-  /// end of input. The pointer is valid until the next call.
-  Result<const fb::Chunk*> Next();
+  /// FlatBuffers verifier, chunk-local tables, every node). Returns its
+  /// columns (internal to libtrace), or nullptr at a clean end of input.
+  /// The pointer is valid until the next call.
+  Result<const internal::ChunkColumns*> Next();
   const std::string& name() const;
   /// Info about the chunk returned last.
   const ChunkInfo& info() const;
@@ -209,7 +210,6 @@ class ChunkStream {
   ChunkStream();
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  friend const internal::ChunkFacts& internal::FactsOf(const ChunkStream& s);
 };
 
 }  // namespace irt
