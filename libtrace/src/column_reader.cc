@@ -125,7 +125,7 @@ uint16_t ChunkColumns::format_minor() const { return chunk->format_minor(); }
 
 Result<const ChunkColumns*> ColumnReader::Chunk(uint32_t ci) const { return ColumnsOf(t_, ci); }
 
-Status ColumnReader::Enter(NodeId id) {
+Status ColumnReader::ReadEntering(NodeId id, RawNode* n) {
   if (id >= t_.size()) {
     return NotFound(t_.name() + ": node " + std::to_string(id) + " out of range (trace has " +
                     std::to_string(t_.size()) + " nodes)");
@@ -134,6 +134,7 @@ Status ColumnReader::Enter(NodeId id) {
   next_ = (next_ + 1) % kWindows;
   win_[next_] = c;
   mru_ = next_;
+  *n = RawNode(c, static_cast<uint32_t>(id - c->base));
   return Status::Ok();
 }
 

@@ -165,8 +165,9 @@ class ColumnReader {
 
   const Trace& trace() const { return t_; }
 
-  /// Reads node `id`, entering (and on first use verifying) its chunk.
-  Status Read(NodeId id, RawNode* n) {
+  /// Reads node `id` when its chunk is one of the cached windows (a
+  /// compare and a few loads); false otherwise.
+  bool Cached(NodeId id, RawNode* n) {
     const ChunkColumns* w = win_[mru_];
     if (w == nullptr || id - w->base >= w->count) {
       w = nullptr;
@@ -178,14 +179,18 @@ class ColumnReader {
           break;
         }
       }
-      if (w == nullptr) {
-        IRT_RETURN_IF_ERROR(Enter(id));
-        w = win_[mru_];
-      }
+      if (w == nullptr) return false;
     }
     *n = RawNode(w, static_cast<uint32_t>(id - w->base));
-    return Status::Ok();
+    return true;
   }
+  /// Reads node `id`, entering (and on first use verifying) its chunk.
+  Status Read(NodeId id, RawNode* n) {
+    if (Cached(id, n)) return Status::Ok();
+    return ReadEntering(id, n);
+  }
+  /// Read, for a node whose chunk is not cached.
+  Status ReadEntering(NodeId id, RawNode* n);
   Result<RawNode> Get(NodeId id) {
     RawNode n;
     IRT_RETURN_IF_ERROR(Read(id, &n));
@@ -201,8 +206,6 @@ class ColumnReader {
   Status Bad(NodeId id, const std::string& what) const;
 
  private:
-  Status Enter(NodeId id);
-
   static constexpr uint32_t kWindows = 4;
   const Trace& t_;
   const ChunkColumns* win_[kWindows] = {};

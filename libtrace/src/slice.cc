@@ -21,15 +21,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "chunk.h"
+#include "column_reader.h"
 #include "control_flow.h"
 #include "irt/writer.h"
 
 namespace irt {
 
 namespace {
-
-bool IsCloser(NodeKind k) { return k == NodeKind::kReturn || k == NodeKind::kError; }
 
 // Inline population count (std::popcount is a library call without -mpopcnt).
 inline uint64_t PopCount(uint64_t x) {
@@ -122,187 +120,14 @@ class BitMap {
   uint64_t hi_ = 0;
 };
 
-// ---------------------------------------------------------------- NodeReader
+using internal::ColumnReader;
+using internal::IsCloser;
+using internal::RawNode;
 
-// Checked access to nodes without building NodeViews: caches the current
-// chunk and each chunk's references-per-class table. Every node handed out
-// passed internal::CheckNode (class, reference ranges, distances, value).
-struct RawNode {
-  NodeId id = 0;
-  uint32_t chunk_index = 0;
-  const fb::Chunk* chunk = nullptr;
-  const fb::NodeClass* cls = nullptr;
-  const fb::Node* node = nullptr;
-  uint32_t nrefs = 0;  // operand references, without a closer's call link
-
-  NodeKind kind() const { return static_cast<NodeKind>(cls->kind()); }
-  NodeId ref(uint32_t k) const { return id - chunk->refs()->Get(node->first_ref() + k); }
-  // The marker a Return/Error closes.
-  NodeId closes() const { return id - chunk->refs()->Get(node->first_ref() + nrefs); }
-  uint32_t pos() const { return cls->pos(); }
-  uint32_t block() const { return cls->block(); }
-  bool is_branch() const { return kind() == NodeKind::kJump || kind() == NodeKind::kReturn; }
-  bool has_condition() const { return (cls->flags() & 1) != 0; }
-  // Index among the references of a jump's condition, or -1 when the jump
-  // has none or its condition is a literal.
-  int condition_ref() const {
-    if (kind() != NodeKind::kJump || !has_condition() || cls->n_operands() == 0) return -1;
-    uint32_t last = chunk->operands()->Get(cls->first_operand() + cls->n_operands() - 1u);
-    return last == 0 ? static_cast<int>(nrefs) - 1 : -1;
-  }
-  std::string_view op() const {
-    if (cls->op() == ~0u) return {};
-    return chunk->strings()->Get(cls->op())->string_view();
-  }
-  Value value() const { return internal::DecodeValue(chunk, node->value(), cls->vkind()); }
-  // Metadata of this node, in writing order.
-  std::vector<std::pair<std::string_view, Value>> meta() const {
-    std::vector<std::pair<std::string_view, Value>> out;
-    const auto* m = chunk->meta();
-    if (m == nullptr || m->size() == 0) return out;
-    uint32_t local = static_cast<uint32_t>(node - chunk->nodes()->Get(0));
-    uint32_t lo = 0, hi = m->size();
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (m->Get(mid)->node() < local) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    for (uint32_t i = lo; i < m->size() && m->Get(i)->node() == local; ++i) {
-      out.emplace_back(chunk->strings()->Get(m->Get(i)->key())->string_view(),
-                       internal::DecodeValue(chunk, m->Get(i)->value()));
-    }
-    return out;
-  }
-};
-
-class NodeReader {
- public:
-  explicit NodeReader(const Trace& t)
-      : t_(t), facts_(t.chunks().size()), checked_(t.chunks().size(), 0) {}
-
-  Result<RawNode> Get(NodeId id) {
-    RawNode n;
-    IRT_RETURN_IF_ERROR(Read(id, &n));
-    return n;
-  }
-
-  // Same as Get without building a Result; the common case (a node of a
-  // recently used chunk) is a few loads.
-  Status Read(NodeId id, RawNode* n) {
-    const Window* w = &win_[mru_];
-    if (id < w->base || id >= w->end) {
-      w = nullptr;
-      for (uint32_t k = 0; k < kWindows; ++k) {
-        if (id >= win_[k].base && id < win_[k].end) {
-          w = &win_[k];
-          mru_ = k;
-          break;
-        }
-      }
-      if (w == nullptr) {
-        IRT_RETURN_IF_ERROR(Enter(id));
-        w = &win_[mru_];
-      }
-    }
-    uint32_t local = static_cast<uint32_t>(id - w->base);
-    n->id = id;
-    n->chunk_index = w->ci;
-    n->chunk = w->chunk;
-    n->node = w->nodes->Get(local);
-    n->cls = w->classes->Get(n->node->cls());
-    n->nrefs = w->class_refs[n->node->cls()];
-    if (IsCloser(n->kind())) --n->nrefs;  // the call link (checked to exist)
-    return Status::Ok();
-  }
-
- private:
-  // Loads the chunk of `id` into the least recently replaced window; the
-  // first time, verifies the chunk and checks every one of its nodes, so
-  // that Get needs no checks of its own.
-  Status Enter(NodeId id) {
-    if (id >= t_.size()) {
-      return NotFound(t_.name() + ": node " + std::to_string(id) + " out of range (trace has " +
-                      std::to_string(t_.size()) + " nodes)");
-    }
-    uint32_t ci = t_.chunk_of(id);
-    const fb::Chunk* c = t_.chunk_root(ci);
-    NodeId base = t_.chunks()[ci].base;
-    uint64_t count = t_.chunks()[ci].num_nodes;
-    if (!checked_[ci]) {
-      IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
-      // VerifyChunk checked the classes and the operand pool.
-      std::vector<uint16_t>& refs = facts_[ci].class_refs;
-      refs.clear();
-      const auto* classes = c->classes();
-      for (uint32_t k = 0; classes != nullptr && k < classes->size(); ++k) {
-        const fb::NodeClass* cls = classes->Get(k);
-        uint32_t n = 0;
-        for (uint32_t j = 0; j < cls->n_operands(); ++j) {
-          if (c->operands()->Get(cls->first_operand() + j) == 0) ++n;
-        }
-        if (cls->kind() == fb::Kind::Return || cls->kind() == fb::Kind::Error) ++n;
-        refs.push_back(static_cast<uint16_t>(n));
-      }
-      for (uint32_t local = 0; local < count; ++local) {
-        Status s = internal::CheckNode(c, facts_[ci], local, base + local);
-        if (!s.ok())
-          return DataError(t_.name() + ": " + internal::At(ci, base + local, s.message()));
-        uint32_t k = c->nodes()->Get(local)->cls();
-        fb::Kind kind = c->classes()->Get(k)->kind();
-        if ((kind == fb::Kind::Return || kind == fb::Kind::Error) && refs[k] == 0) {
-          return DataError(t_.name() + ": " +
-                           internal::At(ci, base + local, "a closing node without a call link"));
-        }
-      }
-      checked_[ci] = 1;
-    }
-    next_ = (next_ + 1) % kWindows;
-    Window& w = win_[next_];
-    w.chunk = c;
-    w.nodes = c->nodes();
-    w.classes = c->classes();
-    w.ci = ci;
-    w.base = base;
-    w.end = base + count;
-    w.class_refs = facts_[ci].class_refs.data();
-    mru_ = next_;
-    return Status::Ok();
-  }
-
-  struct Window {
-    NodeId base = 1, end = 0;
-    uint32_t ci = 0;
-    const fb::Chunk* chunk = nullptr;
-    const flatbuffers::Vector<const fb::Node*>* nodes = nullptr;
-    const flatbuffers::Vector<const fb::NodeClass*>* classes = nullptr;
-    const uint16_t* class_refs = nullptr;
-  };
-  static constexpr uint32_t kWindows = 4;
-
- public:
-  // A node that must close a call: checks the link lands on a marker.
-  Result<NodeId> MarkerOf(const RawNode& closer) {
-    NodeId m = closer.closes();
-    IRT_ASSIGN_OR_RETURN(RawNode mv, Get(m));
-    if (mv.kind() != NodeKind::kCall)
-      return Bad(closer.id, "closes node " + std::to_string(m) + ", which is not a call marker");
-    return m;
-  }
-
-  Status Bad(NodeId id, const std::string& what) const {
-    return DataError(t_.name() + ": " + internal::At(t_.chunk_of(id), id, what));
-  }
-
- private:
-  const Trace& t_;
-  std::vector<internal::ChunkFacts> facts_;
-  std::vector<uint8_t> checked_;
-  Window win_[kWindows];
-  uint32_t mru_ = 0, next_ = 0;
-};
+// A jump or a return: the nodes at a branch position (§b:&k).
+bool IsBranch(const RawNode& n) {
+  return n.kind() == NodeKind::kJump || n.kind() == NodeKind::kReturn;
+}
 
 // ---------------------------------------------------------------- branch facts
 
@@ -423,7 +248,7 @@ namespace {
 struct Walk {
   const Trace& trace;
   Slice::Impl& s;
-  NodeReader reader;
+  ColumnReader reader;
   BranchTables tables;
   bool control;
 
@@ -437,7 +262,7 @@ struct Walk {
     s.context.Set(closer);
     for (NodeId id : {marker, closer}) {
       IRT_ASSIGN_OR_RETURN(RawNode n, reader.Get(id));
-      for (uint32_t k = 0; k < n.nrefs; ++k) s.refd.Set(n.ref(k));
+      for (uint32_t k = 0; k < n.num_refs(); ++k) s.refd.Set(n.ref(k));
     }
     return Status::Ok();
   }
@@ -538,16 +363,16 @@ class BackwardWalk {
   }
 
   Status SelectForData(const RawNode& n) {
-    w_.s.Select(n.id);
-    for (uint32_t k = 0; k < n.nrefs; ++k) Mark(n.ref(k));
+    w_.s.Select(n.id());
+    for (uint32_t k = 0; k < n.num_refs(); ++k) Mark(n.ref(k));
     return Status::Ok();
   }
   // A jump kept because a selected node's block depends on it: its
   // condition is followed; its block arguments are only referenced.
   Status SelectForControl(const RawNode& n) {
-    w_.s.Select(n.id);
+    w_.s.Select(n.id());
     int c = n.condition_ref();
-    for (uint32_t k = 0; k < n.nrefs; ++k) {
+    for (uint32_t k = 0; k < n.num_refs(); ++k) {
       if (static_cast<int>(k) == c) {
         Mark(n.ref(k));
       } else {
@@ -561,7 +386,7 @@ class BackwardWalk {
     f.has_sel = true;
     if (!w_.control) return Status::Ok();
     f.ctl = true;
-    if (n.is_branch() && n.pos() > 1 && f.table != nullptr) {
+    if (IsBranch(n) && n.pos() > 1 && f.table != nullptr) {
       f.table->NotTaken(n.block(), n.pos(),
                         [&](const BranchFact& b) { f.wanted.Add(b.condition); });
     }
@@ -630,7 +455,7 @@ class BackwardWalk {
           // The call as one node: its references are the marker's.
           if (TakePending(i)) {
             w_.s.Select(i);
-            for (uint32_t r = 0; r < mv.nrefs; ++r) Mark(mv.ref(r));
+            for (uint32_t r = 0; r < mv.num_refs(); ++r) Mark(mv.ref(r));
             IRT_RETURN_IF_ERROR(AfterSelect(n));
           }
           if (m == 0) break;
@@ -653,7 +478,7 @@ class BackwardWalk {
         continue;  // i is now the closer of the top frame
       }
       // A node of the top frame's body (its closer included).
-      if (w_.control && !top->wanted.empty() && !n.is_branch() && k != NodeKind::kError &&
+      if (w_.control && !top->wanted.empty() && !IsBranch(n) && k != NodeKind::kError &&
           top->wanted.Take(n.pos())) {
         Mark(i);
       }
@@ -696,7 +521,7 @@ class ForwardWalk {
   Status RunGlobal(const std::vector<Child>& chain, const RawNode& start, bool start_is_jump) {
     PushChain(chain);
     IRT_RETURN_IF_ERROR(SelectStart(start, start_is_jump, false));
-    for (NodeId i = start.id + 1; i < w_.trace.size() && !stack_.empty(); ++i) {
+    for (NodeId i = start.id() + 1; i < w_.trace.size() && !stack_.empty(); ++i) {
       RawNode n;
       IRT_RETURN_IF_ERROR(w_.reader.Read(i, &n));
       NodeKind k = n.kind();
@@ -736,10 +561,10 @@ class ForwardWalk {
       IRT_ASSIGN_OR_RETURN(RawNode mv, w_.reader.Get(c.id));
       FwdFrame& top = stack_.back();
       bool sel = w_.control && top.ctl;
-      for (uint32_t r = 0; r < mv.nrefs && !sel; ++r) sel = w_.s.selected.Test(mv.ref(r));
+      for (uint32_t r = 0; r < mv.num_refs() && !sel; ++r) sel = w_.s.selected.Test(mv.ref(r));
       if (sel) {
         w_.s.Select(c.end);
-        for (uint32_t r = 0; r < mv.nrefs; ++r) w_.s.refd.Set(mv.ref(r));
+        for (uint32_t r = 0; r < mv.num_refs(); ++r) w_.s.refd.Set(mv.ref(r));
       }
       if (w_.control) Remember(top, mv.pos(), sel);
     }
@@ -766,23 +591,23 @@ class ForwardWalk {
 
   Status SelectStart(const RawNode& n, bool is_jump, bool unit) {
     FwdFrame& top = stack_.back();
-    w_.s.Select(n.id);
+    w_.s.Select(n.id());
     if (unit) {
       IRT_ASSIGN_OR_RETURN(NodeId m, w_.reader.MarkerOf(n));
       IRT_ASSIGN_OR_RETURN(RawNode mv, w_.reader.Get(m));
-      for (uint32_t k = 0; k < mv.nrefs; ++k) w_.s.refd.Set(mv.ref(k));
+      for (uint32_t k = 0; k < mv.num_refs(); ++k) w_.s.refd.Set(mv.ref(k));
       if (w_.control) Remember(top, mv.pos(), true);
       return Status::Ok();
     }
-    bool block_arg = n.kind() == NodeKind::kArgument && n.cls->aux() != 0;
-    for (uint32_t k = 0; k < n.nrefs && !block_arg; ++k) w_.s.refd.Set(n.ref(k));
+    bool block_arg = n.kind() == NodeKind::kArgument && n.cls().aux != 0;
+    for (uint32_t k = 0; k < n.num_refs() && !block_arg; ++k) w_.s.refd.Set(n.ref(k));
     if (w_.control) {
       if (is_jump) top.ctl = true;
-      if (!n.is_branch() && !IsCloser(n.kind())) Remember(top, n.pos(), true);
+      if (!IsBranch(n) && !IsCloser(n.kind())) Remember(top, n.pos(), true);
     }
     // A start that closes its call (a return, or a call's result when the
     // call is followed through): the walk goes on in the caller.
-    if (n.id == top.closer) IRT_RETURN_IF_ERROR(PopClosed(n.id));
+    if (n.id() == top.closer) IRT_RETURN_IF_ERROR(PopClosed(n.id()));
     return Status::Ok();
   }
 
@@ -808,23 +633,23 @@ class ForwardWalk {
     bool sel = w_.control && top.ctl;
     bool decided = false;  // the branch taken here depends on the slice
     int cond = n.condition_ref();
-    for (uint32_t r = 0; r < n.nrefs; ++r) {
+    for (uint32_t r = 0; r < n.num_refs(); ++r) {
       if (w_.s.selected.Test(n.ref(r))) {
         sel = true;
         if (static_cast<int>(r) == cond) decided = true;
       }
     }
-    if (w_.control && n.is_branch() && n.pos() > 1 && top.table != nullptr) {
+    if (w_.control && IsBranch(n) && n.pos() > 1 && top.table != nullptr) {
       top.table->NotTaken(n.block(), n.pos(), [&](const BranchFact& b) {
         if (top.conds.Get(b.condition)) decided = true;
       });
       if (decided) sel = true;
     }
     if (sel) {
-      w_.s.Select(n.id);
+      w_.s.Select(n.id());
       top.has_sel = true;
-      bool block_arg = k == NodeKind::kArgument && n.cls->aux() != 0;
-      for (uint32_t r = 0; r < n.nrefs; ++r) {
+      bool block_arg = k == NodeKind::kArgument && n.cls().aux != 0;
+      for (uint32_t r = 0; r < n.num_refs(); ++r) {
         NodeId t = n.ref(r);
         if (block_arg && !w_.s.selected.Test(t)) continue;  // the jump is left out
         w_.s.refd.Set(t);
@@ -832,7 +657,7 @@ class ForwardWalk {
     }
     if (w_.control) {
       if (k == NodeKind::kJump && decided) top.ctl = true;
-      if (!n.is_branch() && !IsCloser(k)) Remember(top, n.pos(), sel);
+      if (!IsBranch(n) && !IsCloser(k)) Remember(top, n.pos(), sel);
     }
     return Status::Ok();
   }
@@ -1006,21 +831,20 @@ ClassSpec SpecOf(const RawNode& n, bool keep_operands) {
   ClassSpec s;
   s.kind = n.kind();
   s.op = std::string(n.op());
-  s.block = n.cls->block();
-  s.pos = n.cls->pos();
-  s.aux = n.cls->aux();
-  s.line = n.cls->line();
-  s.col = n.cls->col();
-  s.has_condition = (n.cls->flags() & 1) != 0;
-  s.condition_taken_when = (n.cls->flags() & 2) != 0;
+  s.block = n.cls().block;
+  s.pos = n.cls().pos;
+  s.aux = n.cls().aux;
+  s.line = n.cls().line;
+  s.col = n.cls().col;
+  s.has_condition = (n.cls().flags & 1) != 0;
+  s.condition_taken_when = (n.cls().flags & 2) != 0;
   if (keep_operands) {
-    for (uint32_t j = 0; j < n.cls->n_operands(); ++j) {
-      uint32_t o = n.chunk->operands()->Get(n.cls->first_operand() + j);
+    for (uint32_t j = 0; j < n.cls().n_operands; ++j) {
+      uint32_t o = n.operand_code(j);
       if (o == 0) {
         s.operands.push_back(OperandSpec::Ref());
       } else {
-        s.operands.push_back(
-            OperandSpec::Literal(internal::DecodeValue(n.chunk, *n.chunk->literals()->Get(o - 1))));
+        s.operands.push_back(OperandSpec::Literal(n.chunk().literal(o)));
       }
     }
   }
@@ -1036,7 +860,7 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
   wo.producer_version = IRT_VERSION;
   TraceWriter writer(&out, wo);
   ClassCache classes(writer);
-  NodeReader reader(trace);
+  ColumnReader reader(trace);
   Renumber ranks(s);
   std::unordered_map<std::string, bool> registered;
   std::unordered_set<uint64_t> registered_classes;
@@ -1045,7 +869,7 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
   // How a kept node is written, and which node its class comes from.
   enum Role : uint64_t { kAsIs = 0, kNoOperands = 1, kUnit = 2, kInput = 3 };
   auto class_for = [&](const RawNode& from, Role role) -> ClassId {
-    return classes.Get(from.chunk_index, from.node->cls(), static_cast<uint32_t>(role), [&] {
+    return classes.Get(from.chunk_index(), from.class_index(), static_cast<uint32_t>(role), [&] {
       ClassSpec spec = SpecOf(from, role == kAsIs || role == kUnit);
       if (role == kNoOperands && spec.kind != NodeKind::kError) spec.aux = 0;
       if (role == kUnit) spec.kind = NodeKind::kPrimitive;
@@ -1060,10 +884,10 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
     });
   };
   auto map_refs = [&](const RawNode& user) -> Status {
-    for (uint32_t r = 0; r < user.nrefs; ++r) {
+    for (uint32_t r = 0; r < user.num_refs(); ++r) {
       NodeId t = user.ref(r);
       if (!ranks.Kept(t)) {
-        return Internal("slice: node " + std::to_string(user.id) + " references node " +
+        return Internal("slice: node " + std::to_string(user.id()) + " references node " +
                         std::to_string(t) + ", which is left out");
       }
       refs.push_back(ranks.Rank(t));
@@ -1071,7 +895,7 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
     return Status::Ok();
   };
   auto copy_meta = [&](const RawNode& n) {
-    if (n.chunk->meta() == nullptr || n.chunk->meta()->size() == 0) return;
+    if (!n.chunk().has_meta) return;
     for (const auto& [k, v] : n.meta()) writer.AddMeta(k, v);
   };
   uint64_t lo = std::min({s.selected.lo_word(), s.context.lo_word(), s.refd.lo_word()});
@@ -1091,14 +915,14 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
       if (ctx || (sel && !IsCloser(k))) {
         // The node as it is: a context marker or closer, or a selected node.
         if (k == NodeKind::kCall && !ctx) return reader.Bad(x, "a call marker is referenced");
-        if (k == NodeKind::kArgument && n.cls->aux() != 0 && n.nrefs == 1 &&
+        if (k == NodeKind::kArgument && n.cls().aux != 0 && n.num_refs() == 1 &&
             !s.selected.Test(n.ref(0))) {
           // A block argument whose jump is left out.
           writer.Append(class_for(n, kNoOperands), n.value(), refs);
         } else {
           IRT_RETURN_IF_ERROR(map_refs(n));
           if (k == NodeKind::kCall) {
-            uint64_t key = (static_cast<uint64_t>(n.chunk_index) << 32) | n.node->cls();
+            uint64_t key = (static_cast<uint64_t>(n.chunk_index()) << 32) | n.class_index();
             if (registered_classes.insert(key).second) {
               std::string op(n.op());
               if (!registered[op]) {
