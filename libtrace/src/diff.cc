@@ -26,10 +26,10 @@
 #include <memory>
 #include <set>
 
+#include "column_reader.h"
 #include "irt/graph.h"
 #include "irt/json.h"
 #include "irt/print.h"
-#include "irtrace_generated.h"
 #include "tempfile.h"
 
 namespace irt {
@@ -286,90 +286,39 @@ class Spool {
 
 // ------------------------------------------------------------ the differ
 
-// Raw access to a trace's columns for the hot path of the lockstep walk:
-// the chunk of the last node asked for is cached, its class indices are
-// checked, and anything unusual is left to the checked NodeView path.
+// The column reader for the hot path of the lockstep walk: the node asked
+// for last is current; anything unusual is left to the NodeView path.
 class RawNodes {
  public:
-  explicit RawNodes(const Trace& t) : t_(t) {}
+  explicit RawNodes(const Trace& t) : r_(t) {}
 
-  // Makes `id` current; false if it cannot be read raw (the caller falls
-  // back to a NodeView, which reports any problem properly).
-  bool At(NodeId id) {
-    if (id < lo_ || id >= hi_) {
-      if (id >= t_.size()) return false;
-      uint32_t ci = t_.chunk_of(id);
-      if (!t_.VerifyChunk(ci).ok()) return false;
-      c_ = t_.chunk_root(ci);
-      if (c_->nodes() == nullptr || c_->classes() == nullptr || c_->operands() == nullptr) {
-        lo_ = hi_ = 0;
-        return false;
-      }
-      lo_ = t_.chunks()[ci].base;
-      hi_ = lo_ + c_->nodes()->size();
-      nodes_ = reinterpret_cast<const fb::Node*>(c_->nodes()->Data());
-      classes_ = reinterpret_cast<const fb::NodeClass*>(c_->classes()->Data());
-      n_classes_ = c_->classes()->size();
-      n_refs_ = c_->refs() ? c_->refs()->size() : 0;
-      has_meta_ = c_->meta() != nullptr && c_->meta()->size() > 0;
-    }
-    node_ = &nodes_[id - lo_];
-    if (node_->cls() >= n_classes_) return false;
-    cls_ = &classes_[node_->cls()];
-    return true;
-  }
-  const fb::Node& node() const { return *node_; }
-  const fb::NodeClass& cls() const { return *cls_; }
-  const fb::Chunk* chunk() const { return c_; }
-  NodeId lo() const { return lo_; }
-  bool chunk_has_meta() const { return has_meta_; }
+  // Makes `id` current; false if it cannot be read (the caller falls back
+  // to a NodeView, which reports the problem).
+  bool At(NodeId id) { return r_.Cached(id, &n_) || r_.ReadEntering(id, &n_).ok(); }
+  const internal::RawNode& node() const { return n_; }
 
   Key KeyHere() const {
+    const internal::ClassFacts& c = n_.cls();
     Key k;
-    k.kind = static_cast<NodeKind>(cls_->kind());
-    k.block = cls_->block();
-    k.pos = cls_->pos();
+    k.kind = c.kind;
+    k.block = c.block;
+    k.pos = c.pos;
     if (k.kind == NodeKind::kJump) {
-      k.aux = cls_->aux();
-      k.flags = static_cast<uint8_t>(cls_->flags() & 3);
+      k.aux = c.aux;
+      k.flags = static_cast<uint8_t>(c.flags & 3);
     } else if (k.kind == NodeKind::kArgument) {
-      k.aux = cls_->aux();
+      k.aux = c.aux;
     }
-    if (cls_->op() != ~0u) k.op = c_->strings()->Get(cls_->op())->string_view();
+    k.op = c.op;
     return k;
-  }
-  // The k-th reference operand's target and, for Return/Error, the call
-  // link (as reference number data_refs); kNoNode if out of range.
-  NodeId Ref(NodeId id, uint32_t k) const {
-    uint64_t at = static_cast<uint64_t>(node_->first_ref()) + k;
-    if (at >= n_refs_) return kNoNode;
-    uint32_t d = c_->refs()->Get(static_cast<uint32_t>(at));
-    return d == 0 || d > id ? kNoNode : id - d;
-  }
-  // Operand j of the current node: 0 for a reference, else literal index + 1.
-  uint32_t OperandCode(uint32_t j) const { return c_->operands()->Get(cls_->first_operand() + j); }
-  uint32_t DataRefs() const {
-    uint32_t n = 0;
-    for (uint32_t j = 0; j < cls_->n_operands(); ++j) n += OperandCode(j) == 0 ? 1 : 0;
-    return n;
   }
 
  private:
-  const Trace& t_;
-  const fb::Chunk* c_ = nullptr;
-  NodeId lo_ = 0, hi_ = 0;
-  const fb::Node* nodes_ = nullptr;
-  const fb::NodeClass* classes_ = nullptr;
-  uint32_t n_classes_ = 0;
-  uint64_t n_refs_ = 0;
-  bool has_meta_ = false;
-  const fb::Node* node_ = nullptr;
-  const fb::NodeClass* cls_ = nullptr;
+  internal::ColumnReader r_;
+  internal::RawNode n_;
 };
 
-bool ScalarVKind(fb::VKind k) {
-  return static_cast<uint8_t>(k) <= static_cast<uint8_t>(fb::VKind::F32);
-}
+bool ScalarVKind(VKind k) { return static_cast<uint8_t>(k) <= static_cast<uint8_t>(VKind::kF32); }
 
 enum class OpType : uint8_t { kMatch, kOnlyA, kOnlyB, kDone };
 
@@ -511,7 +460,7 @@ Result<Item> Differ::ReadFresh(Frame& f, int s) {
   if (rn.At(it.id)) {
     it.key = rn.KeyHere();
     bool closes_ok = true;
-    if (Closes(it.key.kind)) closes_ok = rn.Ref(it.id, rn.DataRefs()) == side.call;
+    if (Closes(it.key.kind)) closes_ok = rn.node().closes() == side.call;
     if (closes_ok) {
       it.pos = side.next_pos++;
       if (it.is_call()) {
@@ -889,8 +838,7 @@ bool Differ::RawRefKey(int s, NodeId ref, Key* out) {
   if (!rn.At(ref)) return false;
   Key k = rn.KeyHere();
   if (Closes(k.kind)) {
-    NodeId m = rn.Ref(ref, rn.DataRefs());
-    if (m == kNoNode || !rn.At(m)) return false;
+    if (!rn.At(rn.node().closes())) return false;
     k = rn.KeyHere();
   }
   *out = k;
@@ -901,29 +849,30 @@ bool Differ::FastEqual(NodeId a, NodeId b) {
   RawNodes& ra = *raw_[0];
   RawNodes& rb = *raw_[1];
   if (!ra.At(a) || !rb.At(b)) return false;
-  const fb::NodeClass& ca = ra.cls();
-  const fb::NodeClass& cb = rb.cls();
-  if (ca.vkind() != cb.vkind() || !ScalarVKind(ca.vkind()) || ca.n_operands() != cb.n_operands()) {
+  const internal::RawNode& na = ra.node();
+  const internal::RawNode& nb = rb.node();
+  const internal::ClassFacts& ca = na.cls();
+  const internal::ClassFacts& cb = nb.cls();
+  if (ca.vkind != cb.vkind || !ScalarVKind(ca.vkind) || ca.n_operands != cb.n_operands) {
     return false;
   }
-  if (ra.node().value() != rb.node().value()) return false;
-  if (ca.vkind() == fb::VKind::Bool && ra.node().value() > 1) return false;  // let the check say
-  if (ra.chunk_has_meta() || rb.chunk_has_meta()) return false;
+  if (na.bits() != nb.bits()) return false;
+  if (ca.vkind == VKind::kBool && na.bits() > 1) return false;  // let the check say
+  if (na.chunk().has_meta || nb.chunk().has_meta) return false;
   uint32_t ka = 0, kb = 0;
-  for (uint32_t j = 0; j < ca.n_operands(); ++j) {
-    uint32_t oa = ra.OperandCode(j), ob = rb.OperandCode(j);
+  for (uint32_t j = 0; j < ca.n_operands; ++j) {
+    uint32_t oa = na.operand_code(j), ob = nb.operand_code(j);
     if ((oa == 0) != (ob == 0)) return false;
     if (oa != 0) {
-      if (oa > ra.chunk()->literals()->size() || ob > rb.chunk()->literals()->size()) return false;
-      const fb::Value* la = ra.chunk()->literals()->Get(oa - 1);
-      const fb::Value* lb = rb.chunk()->literals()->Get(ob - 1);
-      if (la->vkind() != lb->vkind() || !ScalarVKind(la->vkind()) || la->bits() != lb->bits()) {
+      const internal::ValueRec& la = na.chunk().literal_rec(oa);
+      const internal::ValueRec& lb = nb.chunk().literal_rec(ob);
+      if (la.vkind != lb.vkind || !ScalarVKind(static_cast<VKind>(la.vkind)) ||
+          la.bits != lb.bits) {
         return false;
       }
       continue;
     }
-    NodeId ta = ra.Ref(a, ka++), tb = rb.Ref(b, kb++);
-    if (ta == kNoNode || tb == kNoNode) return false;
+    NodeId ta = na.ref(ka++), tb = nb.ref(kb++);
     Key x, y;
     if (!RawRefKey(0, ta, &x) || !RawRefKey(1, tb, &y) || !(x == y)) return false;
   }
