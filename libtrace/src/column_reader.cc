@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "chunk.h"
+#include "control_flow.h"
 #include "irtrace_generated.h"
 
 namespace irt::internal {
@@ -78,6 +79,27 @@ bool ChunkColumns::FloatTensor(uint64_t bits) const {
   if (bits >= n_tensors) return false;
   fb::DType t = chunk->tensors()->Get(static_cast<uint32_t>(bits))->dtype();
   return t == fb::DType::F64 || t == fb::DType::F32;
+}
+
+DType ChunkColumns::tensor_dtype(uint64_t bits) const {
+  return static_cast<DType>(chunk->tensors()->Get(static_cast<uint32_t>(bits))->dtype());
+}
+
+std::vector<int64_t> ChunkColumns::tensor_shape(uint64_t bits) const {
+  const fb::Tensor* t = chunk->tensors()->Get(static_cast<uint32_t>(bits));
+  std::vector<int64_t> shape;
+  if (t->shape()) shape.assign(t->shape()->begin(), t->shape()->end());
+  return shape;
+}
+
+std::vector<ChunkColumns::Function> ChunkColumns::Functions() const {
+  std::vector<Function> out;
+  if (!chunk->functions()) return out;
+  for (const fb::FunctionIR* f : *chunk->functions()) {
+    out.push_back({chunk->strings()->Get(f->name())->string_view(),
+                   f->ir() ? f->ir()->string_view() : std::string_view(), FactsOfEntry(chunk, f)});
+  }
+  return out;
 }
 
 std::vector<MetaEntry> ChunkColumns::Meta(uint32_t local) const {

@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "irt/control_flow.h"
 #include "irt/status.h"
 #include "irt/trace.h"
 #include "irt/value.h"
@@ -96,6 +98,16 @@ struct ChunkColumns {
   Value Decode(uint64_t bits, VKind kind) const;
   /// Whether `bits` of kind kTensor name a tensor of f64 or f32 elements.
   bool FloatTensor(uint64_t bits) const;
+  /// The element type and shape of tensor `bits` (< n_tensors).
+  DType tensor_dtype(uint64_t bits) const;
+  std::vector<int64_t> tensor_shape(uint64_t bits) const;
+  /// The functions whose IR the chunk carries, with their control-flow
+  /// facts (from the IR text for a 1.0 chunk; none when it has neither).
+  struct Function {
+    std::string_view name, ir;
+    std::optional<ControlFlow> facts;
+  };
+  std::vector<Function> Functions() const;
   /// The metadata of node `local`, in the order written.
   std::vector<MetaEntry> Meta(uint32_t local) const;
   /// Trace-level metadata (on the final chunk).

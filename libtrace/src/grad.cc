@@ -29,13 +29,12 @@
 #include <set>
 #include <unordered_map>
 
-#include "chunk.h"
+#include "column_reader.h"
 #include "control_flow.h"
 #include "irt/json.h"
 #include "irt/ops.h"
 #include "irt/print.h"
 #include "irt/writer.h"
-#include "irtrace_generated.h"
 #include "rule_program.h"
 
 // Rank queries on the activity bit set are in the sweep's inner loop; every
@@ -127,8 +126,8 @@ enum class Cat : uint8_t {
 
 struct ClassInfo {
   Cat cat = Cat::kInert;
-  fb::Kind kind = fb::Kind::Argument;
-  fb::VKind vkind = fb::VKind::None;
+  NodeKind kind = NodeKind::kArgument;
+  VKind vkind = VKind::kNone;
   uint8_t flags = 0;
   uint16_t n_ops = 0;
   uint32_t first_op = 0;
@@ -151,33 +150,33 @@ struct ClassInfo {
 
 struct ChunkView {
   bool ready = false;
-  const fb::Chunk* c = nullptr;
+  const internal::ChunkColumns* c = nullptr;
   NodeId base = 0;
   uint32_t n = 0;
   uint32_t base_depth = 0;
-  const fb::Node* nodes = nullptr;
+  const internal::NodeRec* nodes = nullptr;
   const uint32_t* refs = nullptr;
   uint32_t nrefs = 0;
   const uint32_t* operands = nullptr;
-  const fb::Value* literals = nullptr;
-  uint32_t ntensors = 0, ntuples = 0, nstrings = 0;
+  const internal::ValueRec* literals = nullptr;
+  uint32_t ntensors = 0;
   std::vector<ClassInfo> classes;
 };
 
-bool IsCloser(fb::Kind k) { return k == fb::Kind::Return || k == fb::Kind::Error; }
+using internal::IsCloser;
 
-bool ScalarDouble(fb::VKind k, uint64_t bits, double* out) {
+bool ScalarDouble(VKind k, uint64_t bits, double* out) {
   switch (k) {
-    case fb::VKind::F64:
+    case VKind::kF64:
       *out = std::bit_cast<double>(bits);
       return true;
-    case fb::VKind::F32:
+    case VKind::kF32:
       *out = std::bit_cast<float>(static_cast<uint32_t>(bits));
       return true;
-    case fb::VKind::I64:
+    case VKind::kI64:
       *out = static_cast<double>(static_cast<int64_t>(bits));
       return true;
-    case fb::VKind::Bool:
+    case VKind::kBool:
       *out = bits != 0 ? 1.0 : 0.0;
       return true;
     default:
@@ -190,7 +189,7 @@ Value ScalarValue(double d, bool f32) {
 }
 
 std::string LocationText(const ClassInfo& k) {
-  bool branch = k.kind == fb::Kind::Jump || k.kind == fb::Kind::Return;
+  bool branch = k.kind == NodeKind::kJump || k.kind == NodeKind::kReturn;
   return "§" + std::to_string(k.block) + (branch ? ":&" : ":%") + std::to_string(k.pos);
 }
 
@@ -198,9 +197,9 @@ std::string LocationText(const ClassInfo& k) {
 struct OperandVal {
   bool is_ref = false;
   NodeId target = kNoNode;
-  fb::VKind vkind = fb::VKind::None;
+  VKind vkind = VKind::kNone;
   uint64_t bits = 0;
-  const fb::Chunk* chunk = nullptr;  // where bits are interpreted
+  const internal::ChunkColumns* chunk = nullptr;  // where bits are interpreted
   bool varied = false;
 };
 
@@ -245,10 +244,10 @@ class GradEngine {
     far_ = &views_[trace_.chunk_of(id)];
     return {far_, static_cast<uint32_t>(id - far_->base)};
   }
-  const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls()]; }
-  uint64_t BitsOf(const Loc& l) const { return l.cv->nodes[l.local].value(); }
+  const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls]; }
+  uint64_t BitsOf(const Loc& l) const { return l.cv->nodes[l.local].value; }
   NodeId RefTarget(const Loc& l, NodeId id, uint32_t k) const {
-    return id - l.cv->refs[l.cv->nodes[l.local].first_ref() + k];
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k];
   }
   /// The node a pass-through node (block or nested function argument,
   /// return) forwards, or kNoNode.
@@ -256,13 +255,13 @@ class GradEngine {
   /// The operands of a primitive node, or of a ruled call's marker.
   void Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out);
   Value DecodeOperand(const OperandVal& o) const;
-  bool IsFloatValue(const ChunkView& cv, fb::VKind k, uint64_t bits) const;
+  bool IsFloatValue(const ChunkView& cv, VKind k, uint64_t bits) const;
   std::string NodeName(NodeId id);
 
   NodeId result_node() const { return trace_.size() - 1; }
   NodeId RootMarkerOfRuledCloser(const Loc& l, NodeId id) const {
     const ClassInfo& k = Cls(l);
-    return id - l.cv->refs[l.cv->nodes[l.local].first_ref() + k.n_refs];
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k.n_refs];
   }
   /// The marker of a ruled call that `id` closes, or kNoNode.
   NodeId RuledMarker(const Loc& l, NodeId id);
@@ -280,7 +279,6 @@ class GradEngine {
   Status Fail(NodeId id, const std::string& what) {
     return DataError(trace_.name() + ": " + internal::At(trace_.chunk_of(id), id, what));
   }
-  Status CheckNode(const ChunkView& cv, uint32_t local, NodeId id);
   struct OpenCall {
     NodeId marker;
     const Rule* rule;  // a function rule applies: its body is skipped
@@ -336,37 +334,33 @@ class GradEngine {
 Result<ChunkView*> GradEngine::View(uint32_t ci) {
   ChunkView& cv = views_[ci];
   if (cv.ready) return &cv;
-  IRT_RETURN_IF_ERROR(trace_.VerifyChunk(ci));
-  const fb::Chunk* c = trace_.chunk_root(ci);
-  const ChunkInfo& info = trace_.chunks()[ci];
+  // The column reader verified the chunk and every one of its nodes.
+  IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(trace_, ci));
   cv.c = c;
-  cv.base = info.base;
-  cv.n = static_cast<uint32_t>(info.num_nodes);
-  cv.base_depth = info.base_depth;
-  cv.nodes = c->nodes() ? reinterpret_cast<const fb::Node*>(c->nodes()->Data()) : nullptr;
-  cv.refs = c->refs() ? c->refs()->data() : nullptr;
-  cv.nrefs = c->refs() ? c->refs()->size() : 0;
-  cv.operands = c->operands() ? c->operands()->data() : nullptr;
-  cv.literals = c->literals() ? reinterpret_cast<const fb::Value*>(c->literals()->Data()) : nullptr;
-  cv.ntensors = c->tensors() ? c->tensors()->size() : 0;
-  cv.ntuples = c->tuples() ? c->tuples()->size() : 0;
-  cv.nstrings = c->strings() ? c->strings()->size() : 0;
-  uint32_t nclasses = c->classes() ? c->classes()->size() : 0;
+  cv.base = c->base;
+  cv.n = c->count;
+  cv.base_depth = c->base_depth;
+  cv.nodes = c->nodes;
+  cv.refs = c->refs;
+  cv.operands = c->operands;
+  cv.literals = c->literals;
+  cv.ntensors = c->n_tensors;
+  uint32_t nclasses = static_cast<uint32_t>(c->classes.size());
   cv.classes.resize(nclasses);
   for (uint32_t i = 0; i < nclasses; ++i) {
-    const fb::NodeClass* fc = c->classes()->Get(i);
+    const internal::ClassFacts& fc = c->classes[i];
     ClassInfo& k = cv.classes[i];
-    k.kind = fc->kind();
-    k.vkind = fc->vkind();
-    k.flags = fc->flags();
-    k.n_ops = fc->n_operands();
-    k.first_op = fc->first_operand();
-    k.aux = fc->aux();
-    k.block = fc->block();
-    k.pos = fc->pos();
-    k.line = fc->line();
-    k.col = fc->col();
-    if (fc->op() != ~0u) k.op = c->strings()->Get(fc->op())->string_view();
+    k.kind = fc.kind;
+    k.vkind = fc.vkind;
+    k.flags = fc.flags;
+    k.n_ops = fc.n_operands;
+    k.first_op = fc.first_operand;
+    k.aux = fc.aux;
+    k.block = fc.block;
+    k.pos = fc.pos;
+    k.line = fc.line;
+    k.col = fc.col;
+    k.op = fc.op;
     k.ref_index.resize(k.n_ops);
     int32_t r = 0;
     for (uint32_t j = 0; j < k.n_ops; ++j) {
@@ -378,8 +372,8 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
     for (uint32_t j = 0; j < k.n_ops; ++j) {
       uint32_t o = cv.operands[k.first_op + j];
       if (o == 0) continue;
-      const fb::Value& lit = cv.literals[o - 1];
-      if (j < 63 && ScalarDouble(lit.vkind(), lit.bits(), &k.lit_val[j]))
+      const internal::ValueRec& lit = cv.literals[o - 1];
+      if (j < 63 && ScalarDouble(static_cast<VKind>(lit.vkind), lit.bits, &k.lit_val[j]))
         k.lit_real |= uint64_t{1} << j;
     }
     double unused;
@@ -387,27 +381,27 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
     // A tuple may hold floats: a primitive that makes one from an active
     // value needs a rule (none passes derivatives through tuples yet), so
     // that differentiating through it is an error, not a silent zero.
-    bool floaty = k.vkind == fb::VKind::F64 || k.vkind == fb::VKind::F32 ||
-                  k.vkind == fb::VKind::Tensor || k.vkind == fb::VKind::Tuple;
+    bool floaty = k.vkind == VKind::kF64 || k.vkind == VKind::kF32 ||
+                  k.vkind == VKind::kTensor || k.vkind == VKind::kTuple;
     switch (k.kind) {
-      case fb::Kind::Primitive:
-      case fb::Kind::Special:
+      case NodeKind::kPrimitive:
+      case NodeKind::kSpecial:
         k.rule = rules_.Find(k.op, k.n_ops);
         k.nondiff = k.rule == nullptr && rules_.IsNondiff(k.op);
         k.cat = (k.nondiff || !floaty) ? Cat::kInert : Cat::kPrim;
         k.fast = k.rule != nullptr && k.y_real;
         break;
-      case fb::Kind::Call:
+      case NodeKind::kCall:
         k.rule = rules_.Find(k.op, k.n_ops);
         k.cat = Cat::kCall;
         break;
-      case fb::Kind::Return:
+      case NodeKind::kReturn:
         k.cat = Cat::kReturn;
         break;
-      case fb::Kind::Error:
+      case NodeKind::kError:
         k.cat = Cat::kError;
         break;
-      case fb::Kind::Argument:
+      case NodeKind::kArgument:
         if (k.aux != 0) {
           // A block or nested function argument that cannot hold a float is
           // never active: nothing reads through it.
@@ -426,58 +420,24 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
   return &cv;
 }
 
-bool GradEngine::IsFloatValue(const ChunkView& cv, fb::VKind k, uint64_t bits) const {
-  if (k == fb::VKind::F64 || k == fb::VKind::F32) return true;
-  if (k != fb::VKind::Tensor || bits >= cv.ntensors) return false;
-  fb::DType t = cv.c->tensors()->Get(static_cast<uint32_t>(bits))->dtype();
-  return t == fb::DType::F64 || t == fb::DType::F32;
-}
-
-Status GradEngine::CheckNode(const ChunkView& cv, uint32_t local, NodeId id) {
-  const fb::Node& n = cv.nodes[local];
-  if (n.cls() >= cv.classes.size()) return Fail(id, "class out of range");
-  const ClassInfo& k = cv.classes[n.cls()];
-  uint64_t nr = k.n_refs + (IsCloser(k.kind) ? 1 : 0);
-  if (static_cast<uint64_t>(n.first_ref()) + nr > cv.nrefs) {
-    return Fail(id, "references out of range");
-  }
-  for (uint64_t j = 0; j < nr; ++j) {
-    uint32_t d = cv.refs[n.first_ref() + j];
-    if (d == 0 || d > id) return Fail(id, "reference " + std::to_string(j + 1) + " out of range");
-  }
-  uint64_t b = n.value();
-  switch (k.vkind) {
-    case fb::VKind::Tensor:
-      if (b >= cv.ntensors) return Fail(id, "tensor index out of range");
-      break;
-    case fb::VKind::Tuple:
-      if (b >= cv.ntuples) return Fail(id, "tuple index out of range");
-      break;
-    case fb::VKind::String:
-    case fb::VKind::Function:
-      if (b >= cv.nstrings) return Fail(id, "string index out of range");
-      break;
-    default:
-      if (static_cast<int>(k.vkind) > static_cast<int>(fb::VKind::MAX)) {
-        return Fail(id, "unknown value kind");
-      }
-  }
-  return Status::Ok();
+bool GradEngine::IsFloatValue(const ChunkView& cv, VKind k, uint64_t bits) const {
+  if (k == VKind::kF64 || k == VKind::kF32) return true;
+  return k == VKind::kTensor && cv.c->FloatTensor(bits);
 }
 
 NodeId GradEngine::PassTarget(const Loc& l, NodeId id) {
   const ClassInfo& k = Cls(l);
-  if (k.kind == fb::Kind::Return) {
+  if (k.kind == NodeKind::kReturn) {
     if (k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
     return RefTarget(l, id, 0);
   }
-  if (k.kind != fb::Kind::Argument || k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+  if (k.kind != NodeKind::kArgument || k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
   NodeId ref = RefTarget(l, id, 0);
   if (k.aux == 0) return ref;
   // A block argument: the aux-th operand of the jump it references.
   Loc j = Locate(ref);
   const ClassInfo& jk = Cls(j);
-  if (jk.kind != fb::Kind::Jump) return kNoNode;
+  if (jk.kind != NodeKind::kJump) return kNoNode;
   uint32_t nargs = jk.n_ops - ((jk.flags & 1) ? 1 : 0);
   if (k.aux > nargs) return kNoNode;
   int32_t ri = jk.ref_index[k.aux - 1];
@@ -499,11 +459,11 @@ void GradEngine::Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out)
   for (uint32_t j = 0; j < k.n_ops; ++j) {
     OperandVal& o = (*out)[j];
     if (k.ref_index[j] < 0) {
-      const fb::Value& lit = l.cv->literals[l.cv->operands[k.first_op + j] - 1];
+      const internal::ValueRec& lit = l.cv->literals[l.cv->operands[k.first_op + j] - 1];
       o.is_ref = false;
       o.target = kNoNode;
-      o.vkind = lit.vkind();
-      o.bits = lit.bits();
+      o.vkind = static_cast<VKind>(lit.vkind);
+      o.bits = lit.bits;
       o.chunk = l.cv->c;
       o.varied = false;
       continue;
@@ -520,7 +480,7 @@ void GradEngine::Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out)
 }
 
 Value GradEngine::DecodeOperand(const OperandVal& o) const {
-  return internal::DecodeValue(o.chunk, o.bits, o.vkind);
+  return o.chunk->Decode(o.bits, o.vkind);
 }
 
 // "node 12 (@3/@4, ⟨sin⟩ at §1:%4)": the path of positions from the root,
@@ -547,7 +507,7 @@ std::string GradEngine::NodeName(NodeId id) {
         i = RootMarkerOfRuledCloser(l, i);
         continue;
       }
-      if (k.kind == fb::Kind::Call) {
+      if (k.kind == NodeKind::kCall) {
         parent = i;
         break;
       }
@@ -568,11 +528,11 @@ std::string GradEngine::NodeName(NodeId id) {
 }
 
 Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity) {
-  std::string kind = k.kind == fb::Kind::Call ? "function" : "primitive";
+  std::string kind = k.kind == NodeKind::kCall ? "function" : "primitive";
   std::string hint;
   if (rules_.HasRule(op)) {
     hint = " (there are rules for '" + DisplayString(op) + "' with other numbers of arguments)";
-  } else if (k.kind == fb::Kind::Primitive && trace_.FunctionIR(op, id)) {
+  } else if (k.kind == NodeKind::kPrimitive && trace_.FunctionIR(op, id)) {
     hint =
         " (a module function recorded as a primitive: trace it with its body or give a rule "
         "with --rules)";
@@ -588,9 +548,9 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
 Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
                                   bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
                                   uint32_t& ruled_depth, uint64_t& root_children) {
-  const uint32_t* r = cv->refs + cv->nodes[local].first_ref();
-  uint64_t bits = cv->nodes[local].value();
-  if (id == 0 && k.kind != fb::Kind::Call) {
+  const uint32_t* r = cv->refs + cv->nodes[local].first_ref;
+  uint64_t bits = cv->nodes[local].value;
+  if (id == 0 && k.kind != NodeKind::kCall) {
     return Fail(id, "the first node must open the root call");
   }
   if (open.size() == 1 && k.cat != Cat::kReturn) ++root_children;
@@ -636,10 +596,10 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
       a.pos = static_cast<uint32_t>(root_children);
       a.id = id;
       a.location = Location{k.block, k.pos, false, k.line, k.col};
-      a.value = internal::DecodeValue(cv->c, bits, k.vkind);
+      a.value = cv->c->Decode(bits, k.vkind);
       a.differentiable = IsFloatValue(*cv, k.vkind, bits);
       bool picked = a.pos < chosen_.size() && chosen_[a.pos];
-      a.chosen = picked || (choose_all && k.vkind != fb::VKind::Function);
+      a.chosen = picked || (choose_all && k.vkind != VKind::kFunction);
       v = a.chosen && a.differentiable;
       args_.push_back(std::move(a));
       break;
@@ -690,7 +650,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
                        std::to_string(open.size()) + " calls open");
     }
     cur_ = cv;
-    const fb::Node* nodes = cv->nodes;
+    const internal::NodeRec* nodes = cv->nodes;
     const uint32_t* refs = cv->refs;
     const ClassInfo* classes = cv->classes.data();
     const uint64_t nclasses = cv->classes.size();
@@ -699,7 +659,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     uint64_t* words = varied_.data();
     uint64_t active = n_active_;
     if (ci == 0 && count > 0 &&
-        (nodes[0].cls() >= nclasses || classes[nodes[0].cls()].kind != fb::Kind::Call)) {
+        (nodes[0].cls >= nclasses || classes[nodes[0].cls].kind != NodeKind::kCall)) {
       return Fail(0, "the first node must open the root call");
     }
     for (uint32_t local = 0; local < count; ++local) {
@@ -707,13 +667,13 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
       if ((id & 63) == 0) varied_.Advance(id);
       // View() verified the chunk: every node's class, references and value
       // indices are in range (internal::CheckNodes).
-      const fb::Node& nd = nodes[local];
-      const ClassInfo& k = classes[nd.cls()];
+      const internal::NodeRec& nd = nodes[local];
+      const ClassInfo& k = classes[nd.cls];
       if (k.cat == Cat::kInert) {
         if (open.size() == 1) ++root_children;
         continue;
       }
-      const uint32_t* r = refs + nd.first_ref();
+      const uint32_t* r = refs + nd.first_ref;
       bool v = false;
       switch (k.cat) {
         case Cat::kInert:
@@ -728,7 +688,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
               break;
             }
           }
-          if (k.vkind == fb::VKind::Tensor) v = v && IsFloatValue(*cv, k.vkind, nd.value());
+          if (k.vkind == VKind::kTensor) v = v && IsFloatValue(*cv, k.vkind, nd.value);
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
@@ -746,18 +706,18 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
           }
           const NodeId jid = id - r[0];
           Loc j = jid >= base ? Loc{cv, static_cast<uint32_t>(jid - base)} : Locate(jid);
-          const fb::Node& jn = j.cv->nodes[j.local];
-          const ClassInfo& jk = j.cv->classes[jn.cls()];
-          if (jk.kind != fb::Kind::Jump ||
+          const internal::NodeRec& jn = j.cv->nodes[j.local];
+          const ClassInfo& jk = j.cv->classes[jn.cls];
+          if (jk.kind != NodeKind::kJump ||
               static_cast<int64_t>(k.aux) > int64_t{jk.n_ops} - ((jk.flags & 1) ? 1 : 0)) {
             return Fail(id, "block argument " + std::to_string(k.aux) +
                                 " does not name an operand of a jump");
           }
           const int32_t ri = jk.ref_index[k.aux - 1];
           if (ri < 0) continue;
-          const NodeId t = jid - j.cv->refs[jn.first_ref() + static_cast<uint32_t>(ri)];
+          const NodeId t = jid - j.cv->refs[jn.first_ref + static_cast<uint32_t>(ri)];
           v = (words[t >> 6] >> (t & 63)) & 1;
-          if (v && k.vkind == fb::VKind::Tensor) v = IsFloatValue(*cv, k.vkind, nd.value());
+          if (v && k.vkind == VKind::kTensor) v = IsFloatValue(*cv, k.vkind, nd.value);
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
@@ -770,7 +730,6 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         default: {
           // Calls, returns, function arguments: the rare, structural cases.
           n_active_ = active;
-          IRT_RETURN_IF_ERROR(CheckNode(*cv, local, id));
           IRT_RETURN_IF_ERROR(StructuralNode(cv, local, id, k, forward_mode, choose_all, open,
                                              ruled_depth, root_children));
           active = n_active_;
@@ -826,8 +785,8 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     poison_origin_[slot] = origin;
     adj_[slot] = std::nan("");
   };
-  bool is_tensor = k.vkind == fb::VKind::Tensor;
-  if (k.kind == fb::Kind::Argument && marker == kNoNode && PassTarget(l, id) == kNoNode) {
+  bool is_tensor = k.vkind == VKind::kTensor;
+  if (k.kind == NodeKind::kArgument && marker == kNoNode && PassTarget(l, id) == kNoNode) {
     // A root argument: its tangent was given.
     for (const auto& [p, t] : opts_.tangents) {
       if (p != args_.back().pos) continue;
@@ -842,19 +801,17 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
           Value c = t;
           if (t.tensor().dtype != arg.tensor().dtype) {
             IRT_ASSIGN_OR_RETURN(
-                c,
-                ApplyOp("+", std::vector<Value>{Value::MakeTensor(Tensor::Zeros(
-                                                          arg.tensor().dtype, arg.tensor().shape)),
-                                                      t}));
+                c, ApplyOp("+", std::vector<Value>{Value::MakeTensor(Tensor::Zeros(
+                                                       arg.tensor().dtype, arg.tensor().shape)),
+                                                   t}));
           }
           tensor_tan_[slot] = c;
         } else if (t.is_scalar() && t.kind() != VKind::kNothing && t.kind() != VKind::kNone) {
           IRT_ASSIGN_OR_RETURN(
               Value c,
-              ApplyOp(
-                  "broadcast_to",
-                  std::vector<Value>{ScalarValue(t.to_double(), arg.tensor().dtype == DType::kF32),
-                                     arg}));
+              ApplyOp("broadcast_to",
+                      std::vector<Value>{
+                          ScalarValue(t.to_double(), arg.tensor().dtype == DType::kF32), arg}));
           tensor_tan_[slot] = c;
         } else {
           return UsageError("the tangent of @" + std::to_string(p) + " must be a tensor");
@@ -870,7 +827,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     return Status::Ok();
   }
   if (rule == nullptr && marker == kNoNode &&
-      (k.kind == fb::Kind::Argument || k.kind == fb::Kind::Return)) {
+      (k.kind == NodeKind::kArgument || k.kind == NodeKind::kReturn)) {
     NodeId t = PassTarget(l, id);
     uint64_t ts = varied_.Rank(t);
     if (poisoned_.Get(ts)) {
@@ -906,7 +863,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     const OperandVal& o = ops_[j];
     if (!o.varied || !rule->Differentiates(j)) continue;
     uint64_t ts = varied_.Rank(o.target);
-    if (o.vkind == fb::VKind::Tensor && tensor_tan_.find(ts) == tensor_tan_.end()) continue;
+    if (o.vkind == VKind::kTensor && tensor_tan_.find(ts) == tensor_tan_.end()) continue;
     mask |= uint64_t{1} << j;
   }
   if (arity >= 63) return Unsupported(NodeName(id) + ": more than 62 operands");
@@ -954,17 +911,15 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     if (prog->reads[j]) vscratch_[j] = DecodeOperand(ops_[j]);
     if ((mask >> j) & 1) {
       uint64_t ts = varied_.Rank(ops_[j].target);
-      if (ops_[j].vkind == fb::VKind::Tensor) {
+      if (ops_[j].vkind == VKind::kTensor) {
         vscratch_[arity + 1 + j] = tensor_tan_[ts];
       } else {
-        vscratch_[arity + 1 + j] = ScalarValue(adj_[ts], ops_[j].vkind == fb::VKind::F32);
+        vscratch_[arity + 1 + j] = ScalarValue(adj_[ts], ops_[j].vkind == VKind::kF32);
       }
     }
   }
-  if (prog->reads[arity]) vscratch_[arity] = internal::DecodeValue(l.cv->c, ybits, k.vkind);
-  bool f32 = k.vkind == fb::VKind::F32 ||
-             (is_tensor &&
-              l.cv->c->tensors()->Get(static_cast<uint32_t>(ybits))->dtype() == fb::DType::F32);
+  if (prog->reads[arity]) vscratch_[arity] = l.cv->c->Decode(ybits, k.vkind);
+  bool f32 = k.vkind == VKind::kF32 || (is_tensor && l.cv->c->tensor_dtype(ybits) == DType::kF32);
   Status s = internal::RunValues(*prog, vscratch_, f32);
   if (!s.ok()) return Status(s.code(), NodeName(id) + ": " + s.message());
   const Value& out = vscratch_[static_cast<size_t>(prog->outputs[0])];
@@ -1011,11 +966,8 @@ Result<TensorAdj*> GradEngine::TensorAdjOf(NodeId target, uint64_t slot) {
   auto it = tensor_adj_.find(slot);
   if (it == tensor_adj_.end()) {
     Loc tl = Locate(target);
-    const fb::Tensor* ft = tl.cv->c->tensors()->Get(static_cast<uint32_t>(BitsOf(tl)));
-    std::vector<int64_t> shape;
-    if (ft->shape()) shape.assign(ft->shape()->begin(), ft->shape()->end());
     TensorAdj a;
-    a.t = Tensor::Zeros(static_cast<DType>(ft->dtype()), std::move(shape));
+    a.t = Tensor::Zeros(tl.cv->c->tensor_dtype(BitsOf(tl)), tl.cv->c->tensor_shape(BitsOf(tl)));
     it = tensor_adj_.emplace(slot, std::move(a)).first;
   }
   cached_slot_ = slot;
@@ -1034,7 +986,7 @@ Status GradEngine::AccumulateValue(NodeId target, const Value& g, const char* wh
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
   const ClassInfo& tk = Cls(tl);
-  if (tk.vkind != fb::VKind::Tensor) {
+  if (tk.vkind != VKind::kTensor) {
     if (!g.is_scalar() || g.kind() == VKind::kNone || g.kind() == VKind::kNothing) {
       return InvalidArgument(std::string(what) + " gives a " + TypeName(g) +
                              " adjoint for the scalar " + NodeName(target));
@@ -1073,11 +1025,11 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
                                     const Value* vidx) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
-  if (Cls(tl).vkind == fb::VKind::Tuple) {
+  if (Cls(tl).vkind == VKind::kTuple) {
     return NotFound("derivatives do not pass through tuples (no rule takes the tuple " +
                     NodeName(target) + ")");
   }
-  if (Cls(tl).vkind != fb::VKind::Tensor) {
+  if (Cls(tl).vkind != VKind::kTensor) {
     return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
   }
   IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
@@ -1123,13 +1075,11 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
 // With `take`, a tensor adjoint is moved out (it is not needed again).
 Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
   const ClassInfo& k = Cls(l);
-  if (k.vkind != fb::VKind::Tensor) return ScalarValue(adj_[slot], k.vkind == fb::VKind::F32);
+  if (k.vkind != VKind::kTensor) return ScalarValue(adj_[slot], k.vkind == VKind::kF32);
   auto it = tensor_adj_.find(slot);
   if (it == tensor_adj_.end()) {
-    const fb::Tensor* ft = l.cv->c->tensors()->Get(static_cast<uint32_t>(BitsOf(l)));
-    std::vector<int64_t> shape;
-    if (ft->shape()) shape.assign(ft->shape()->begin(), ft->shape()->end());
-    return Value::MakeTensor(Tensor::Zeros(static_cast<DType>(ft->dtype()), std::move(shape)));
+    return Value::MakeTensor(
+        Tensor::Zeros(l.cv->c->tensor_dtype(BitsOf(l)), l.cv->c->tensor_shape(BitsOf(l))));
   }
   if (!take || opts_.keep_adjoints) return Value::MakeTensor(it->second.t);
   Value v = Value::MakeTensor(std::move(it->second.t));
@@ -1141,7 +1091,7 @@ Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
 Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from) {
   if (target == kNoNode || !varied_.Get(target)) return Status::Ok();
   const ClassInfo& k = Cls(from);
-  if (k.vkind != fb::VKind::Tensor) return AccumulateScalar(target, adj_[from_slot]);
+  if (k.vkind != VKind::kTensor) return AccumulateScalar(target, adj_[from_slot]);
   auto it = tensor_adj_.find(from_slot);
   if (it == tensor_adj_.end()) {
     touched_.Set(varied_.Rank(target));
@@ -1150,7 +1100,7 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
   uint64_t ts = varied_.Rank(target);
   auto tt = tensor_adj_.find(ts);
   if (tt == tensor_adj_.end() && !opts_.keep_adjoints &&
-      Cls(Locate(target)).vkind == fb::VKind::Tensor) {
+      Cls(Locate(target)).vkind == VKind::kTensor) {
     // Hand the buffer over.
     if (cached_slot_ == from_slot || cached_slot_ == ts) cached_slot_ = ~uint64_t{0};
     TensorAdj moved = std::move(it->second);
@@ -1184,8 +1134,8 @@ bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& 
   NodeId targets[kMaxArity];
   bool var[kMaxArity];
   uint64_t real = k.lit_real | (uint64_t{1} << 63);
-  const fb::Node& nd = l.cv->nodes[l.local];
-  const uint32_t* r = l.cv->refs + nd.first_ref();
+  const internal::NodeRec& nd = l.cv->nodes[l.local];
+  const uint32_t* r = l.cv->refs + nd.first_ref;
   for (size_t j = 0; j < arity; ++j) {
     int32_t ri = k.ref_index[j];
     if (ri < 0) {
@@ -1196,15 +1146,14 @@ bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& 
     NodeId t = id - r[ri];
     targets[j] = t;
     Loc tl = Locate(t);
-    const fb::Node& tn = tl.cv->nodes[tl.local];
-    if (ScalarDouble(tl.cv->classes[tn.cls()].vkind, tn.value(), &regs[j]))
-      real |= uint64_t{1} << j;
+    const internal::NodeRec& tn = tl.cv->nodes[tl.local];
+    if (ScalarDouble(tl.cv->classes[tn.cls].vkind, tn.value, &regs[j])) real |= uint64_t{1} << j;
     var[j] = varied_.Get(t);
   }
   for (size_t j = 0; j < arity; ++j) {
     if (var[j] && rc->progs[j] && (rc->reads[j] & ~real) != 0) return false;
   }
-  ScalarDouble(k.vkind, nd.value(), &regs[arity]);
+  ScalarDouble(k.vkind, nd.value, &regs[arity]);
   regs[arity + 1] = adj_[slot];
   ++stats_.rule_applications;
   for (size_t j = 0; j < arity; ++j) {
@@ -1241,12 +1190,11 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
   IRT_ASSIGN_OR_RETURN(RevCache * rc, Reverse(sk, rule, arity));
   ++stats_.rule_applications;
   uint64_t ybits = BitsOf(l);
-  bool y_scalar = k.vkind != fb::VKind::Tensor;
+  bool y_scalar = k.vkind != VKind::kTensor;
   uint64_t real = 0;  // operands that are real scalars
   for (size_t j = 0; j < arity && j < 63; ++j) {
-    fb::VKind vk = ops_[j].vkind;
-    if (vk == fb::VKind::F64 || vk == fb::VKind::F32 || vk == fb::VKind::I64 ||
-        vk == fb::VKind::Bool) {
+    VKind vk = ops_[j].vkind;
+    if (vk == VKind::kF64 || vk == VKind::kF32 || vk == VKind::kI64 || vk == VKind::kBool) {
       real |= uint64_t{1} << j;
     }
   }
@@ -1285,7 +1233,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
         continue;
       }
       Loc tl = Locate(o.target);
-      if (Cls(tl).vkind == fb::VKind::Tensor) {
+      if (Cls(tl).vkind == VKind::kTensor) {
         IRT_RETURN_IF_ERROR(AccumulateValue(o.target, ScalarValue(g, false),
                                             ("the rule for " + rule->Signature()).c_str()));
       } else {
@@ -1303,12 +1251,10 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
       if (p.reads[q] && vscratch_[q].is_none()) vscratch_[q] = DecodeOperand(ops_[q]);
     }
     if (p.reads[arity] && vscratch_[arity].is_none()) {
-      vscratch_[arity] = internal::DecodeValue(l.cv->c, ybits, k.vkind);
+      vscratch_[arity] = l.cv->c->Decode(ybits, k.vkind);
     }
     vscratch_[arity + 1] = dy;
-    bool f32 = k.vkind == fb::VKind::F32 ||
-               (!y_scalar &&
-                l.cv->c->tensors()->Get(static_cast<uint32_t>(ybits))->dtype() == fb::DType::F32);
+    bool f32 = k.vkind == VKind::kF32 || (!y_scalar && l.cv->c->tensor_dtype(ybits) == DType::kF32);
     Status s = internal::RunValues(p, vscratch_, f32);
     if (!s.ok()) return Status(s.code(), NodeName(src_id) + ": " + s.message());
     const Value& g = vscratch_[static_cast<size_t>(p.outputs[0])];
@@ -1341,7 +1287,7 @@ Status GradEngine::ReversePass() {
     Loc l = Locate(res);
     const ClassInfo& k = Cls(l);
     const Value& seed = *opts_.seed;
-    if (k.vkind == fb::VKind::Tensor) {
+    if (k.vkind == VKind::kTensor) {
       IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(res, s));
       if (seed.kind() == VKind::kTensor) {
         if (seed.tensor().shape != a->t.shape) {
@@ -1415,7 +1361,7 @@ std::optional<Value> GradEngine::Adjoint(NodeId id) {
   if (!touched_.Get(s)) return std::nullopt;
   Loc l = Locate(id);
   const ClassInfo& k = Cls(l);
-  if (k.vkind != fb::VKind::Tensor) return ScalarValue(adj_[s], k.vkind == fb::VKind::F32);
+  if (k.vkind != VKind::kTensor) return ScalarValue(adj_[s], k.vkind == VKind::kF32);
   auto it = tensor_adj_.find(s);
   if (it != tensor_adj_.end()) return Value::MakeTensor(it->second.t);
   auto kt = kept_.find(s);
@@ -1431,11 +1377,11 @@ Status GradEngine::Finish(GradResult* out) {
       if (varied_.Get(a.id)) {
         uint64_t s = varied_.Rank(a.id);
         Loc l = Locate(a.id);
-        if (Cls(l).vkind == fb::VKind::Tensor) {
+        if (Cls(l).vkind == VKind::kTensor) {
           auto it = tensor_tan_.find(s);
           a.derivative = it != tensor_tan_.end() ? it->second : Value();
         } else {
-          a.derivative = ScalarValue(adj_[s], Cls(l).vkind == fb::VKind::F32);
+          a.derivative = ScalarValue(adj_[s], Cls(l).vkind == VKind::kF32);
         }
       }
       continue;
@@ -1461,7 +1407,7 @@ Status GradEngine::Finish(GradResult* out) {
         const ClassInfo& mk = Cls(Locate(m));
         return MissingRule(m, mk, mk.op, mk.n_ops);
       }
-      if (k.vkind == fb::VKind::Tensor) {
+      if (k.vkind == VKind::kTensor) {
         auto it = tensor_tan_.find(s);
         if (it != tensor_tan_.end()) {
           out->tangent = it->second;
@@ -1469,10 +1415,10 @@ Status GradEngine::Finish(GradResult* out) {
           out->tangent = AdjointValue(~uint64_t{0}, l, false);
         }
       } else {
-        out->tangent = ScalarValue(adj_[s], k.vkind == fb::VKind::F32);
+        out->tangent = ScalarValue(adj_[s], k.vkind == VKind::kF32);
       }
-    } else if (k.vkind != fb::VKind::Tensor) {
-      out->tangent = ScalarValue(0.0, k.vkind == fb::VKind::F32);
+    } else if (k.vkind != VKind::kTensor) {
+      out->tangent = ScalarValue(0.0, k.vkind == VKind::kF32);
     } else {
       out->tangent = AdjointValue(~uint64_t{0}, l, false);
     }
@@ -1605,24 +1551,23 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
 
 namespace {
 
-ClassSpec SpecOf(const fb::Chunk* c, const fb::NodeClass* fc) {
+ClassSpec SpecOf(const internal::ChunkColumns& c, const internal::ClassFacts& fc) {
   ClassSpec s;
-  s.kind = static_cast<NodeKind>(fc->kind());
-  if (fc->op() != ~0u) s.op = c->strings()->Get(fc->op())->str();
-  s.block = fc->block();
-  s.pos = fc->pos();
-  s.aux = fc->aux();
-  s.line = fc->line();
-  s.col = fc->col();
-  s.has_condition = (fc->flags() & 1) != 0;
-  s.condition_taken_when = (fc->flags() & 2) != 0;
-  for (uint32_t j = 0; j < fc->n_operands(); ++j) {
-    uint32_t o = c->operands()->Get(fc->first_operand() + j);
+  s.kind = fc.kind;
+  s.op = std::string(fc.op);
+  s.block = fc.block;
+  s.pos = fc.pos;
+  s.aux = fc.aux;
+  s.line = fc.line;
+  s.col = fc.col;
+  s.has_condition = (fc.flags & 1) != 0;
+  s.condition_taken_when = (fc.flags & 2) != 0;
+  for (uint32_t j = 0; j < fc.n_operands; ++j) {
+    uint32_t o = c.operand_code(fc, j);
     if (o == 0) {
       s.operands.push_back(OperandSpec::Ref());
     } else {
-      s.operands.push_back(
-          OperandSpec::Literal(internal::DecodeValue(c, *c->literals()->Get(o - 1))));
+      s.operands.push_back(OperandSpec::Literal(c.literal(o)));
     }
   }
   return s;
@@ -1662,7 +1607,7 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
   for (NodeId id = trace.size(); id-- > 0;) {
     if (!e.Touched(id)) continue;
     GradEngine::Loc l = e.Locate(id);
-    if (e.Cls(l).kind == fb::Kind::Return) marker_closer[e.RootMarkerOfRuledCloser(l, id)] = id;
+    if (e.Cls(l).kind == NodeKind::kReturn) marker_closer[e.RootMarkerOfRuledCloser(l, id)] = id;
   }
   WriterOptions wo;
   wo.producer_name = std::string(trace.producer_name());
@@ -1670,36 +1615,24 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
   TraceWriter w(&out, wo);
   std::vector<NodeId> refs;
   for (uint32_t ci = 0; ci < trace.chunks().size(); ++ci) {
-    IRT_RETURN_IF_ERROR(trace.VerifyChunk(ci));
-    const fb::Chunk* c = trace.chunk_root(ci);
-    if (c->functions()) {
-      for (const fb::FunctionIR* f : *c->functions()) {
-        std::string name = c->strings()->Get(f->name())->str();
-        w.RegisterFunction(name, f->ir() ? f->ir()->str() : "");
-        if (auto facts = internal::FactsOfEntry(c, f)) w.RegisterControlFlow(name, *facts);
-      }
+    IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(trace, ci));
+    for (const internal::ChunkColumns::Function& f : c->Functions()) {
+      w.RegisterFunction(std::string(f.name), std::string(f.ir));
+      if (f.facts) w.RegisterControlFlow(std::string(f.name), *f.facts);
     }
-    uint32_t nclasses = c->classes() ? c->classes()->size() : 0;
-    std::vector<ClassId> cls(nclasses, ~0u);
-    const auto* meta = c->meta();
-    uint32_t mi = 0, nmeta = meta ? meta->size() : 0;
-    NodeId base = trace.chunks()[ci].base;
-    uint32_t n = c->nodes() ? c->nodes()->size() : 0;
+    std::vector<ClassId> cls(c->classes.size(), ~0u);
     e.set_last_chunk(ci);
-    for (uint32_t local = 0; local < n; ++local) {
-      NodeId id = base + local;
+    for (uint32_t local = 0; local < c->count; ++local) {
+      const internal::RawNode nd(c, local);
+      const NodeId id = nd.id();
       GradEngine::Loc l = e.Locate(id);
-      const fb::Node* nd = c->nodes()->Get(local);
       const ClassInfo& k = e.Cls(l);
-      if (cls[nd->cls()] == ~0u)
-        cls[nd->cls()] = w.DefineClass(SpecOf(c, c->classes()->Get(nd->cls())));
+      uint32_t ki = nd.class_index();
+      if (cls[ki] == ~0u) cls[ki] = w.DefineClass(SpecOf(*c, nd.cls()));
       refs.clear();
       for (uint32_t j = 0; j < k.n_refs; ++j) refs.push_back(e.RefTarget(l, id, j));
-      w.Append(cls[nd->cls()], internal::DecodeValue(c, nd->value(), k.vkind), refs);
-      for (; mi < nmeta && meta->Get(mi)->node() == local; ++mi) {
-        const fb::Meta* m = meta->Get(mi);
-        w.AddMeta(c->strings()->Get(m->key())->string_view(), internal::DecodeValue(c, m->value()));
-      }
+      w.Append(cls[ki], nd.value(), refs);
+      for (const MetaEntry& m : nd.meta()) w.AddMeta(m.key, m.value);
       std::optional<Value> adj = e.Adjoint(id);
       if (!adj && k.cat == Cat::kRootArg) {
         for (const ArgumentDerivative& a : r.arguments) {
@@ -1708,7 +1641,7 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
           }
         }
       }
-      if (!adj && k.kind == fb::Kind::Call) {
+      if (!adj && k.kind == NodeKind::kCall) {
         auto it = marker_closer.find(id);
         if (it != marker_closer.end()) adj = e.Adjoint(it->second);
       }
@@ -1837,7 +1770,7 @@ Result<NodeId> Emitter::RefFor(NodeId orig) {
   if (n != kNoNode) return n;
   GradEngine::Loc l = e_.Locate(orig);
   const ClassInfo& k = e_.Cls(l);
-  Value v = internal::DecodeValue(l.cv->c, e_.BitsOf(l), k.vkind);
+  Value v = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
   NodeId id = Emit(NodeKind::kConstant, "", {}, v, LocOf(orig), kNoNode);
   constants_[orig] = id;
   return id;
@@ -1858,8 +1791,8 @@ Status Emitter::EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, u
   }
   const ClassInfo& sk = e_.Cls(src);
   const ClassInfo& k = e_.Cls(l);
-  Value v = internal::DecodeValue(l.cv->c, e_.BitsOf(l), k.vkind);
-  NodeKind kind = sk.kind == fb::Kind::Special ? NodeKind::kSpecial : NodeKind::kPrimitive;
+  Value v = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
+  NodeKind kind = sk.kind == NodeKind::kSpecial ? NodeKind::kSpecial : NodeKind::kPrimitive;
   prim_[slot] = Emit(kind, std::string(sk.op), args, v, LocOf(src_id), kNoNode);
   return Status::Ok();
 }
@@ -1910,7 +1843,7 @@ Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<
   NodeId primal = PrimalOf(target);
   if (acc.absent()) {
     GradEngine::Loc l = e_.Locate(target);
-    Value pv = internal::DecodeValue(l.cv->c, e_.BitsOf(l), e_.Cls(l).vkind);
+    Value pv = l.cv->c->Decode(e_.BitsOf(l), e_.Cls(l).vkind);
     IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{pv}));
     NodeId id = Emit(NodeKind::kPrimitive, "zero", {{primal, pv}}, z, LocOf(target), primal);
     acc = {id, z};
@@ -1939,9 +1872,9 @@ Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, No
   size_t arity = ops.size();
   IRT_ASSIGN_OR_RETURN(RevCache * rc, e_.Reverse(sk, rule, arity));
   ++e_.stats().rule_applications;
-  Value y = internal::DecodeValue(l.cv->c, e_.BitsOf(l), k.vkind);
+  Value y = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
   bool f32 =
-      k.vkind == fb::VKind::F32 || (y.kind() == VKind::kTensor && y.tensor().dtype == DType::kF32);
+      k.vkind == VKind::kF32 || (y.kind() == VKind::kTensor && y.tensor().dtype == DType::kF32);
   for (size_t j = 0; j < arity; ++j) {
     const OperandVal& o = ops[j];
     if (!o.varied || !rc->progs[j]) continue;
@@ -2014,10 +1947,10 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
       continue;
     }
     switch (k.kind) {
-      case fb::Kind::Argument:
+      case NodeKind::kArgument:
         prim_[s] = prim_[e_.Slot(e_.PassTarget(l, id))];
         break;
-      case fb::Kind::Return: {
+      case NodeKind::kReturn: {
         NodeId m = e_.RuledMarker(l, id);
         if (m != kNoNode) {
           IRT_RETURN_IF_ERROR(EmitPrimal(l, id, m, s));
@@ -2045,7 +1978,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     GradEngine::Loc l = e_.Locate(id);
     const ClassInfo& k = e_.Cls(l);
     switch (k.kind) {
-      case fb::Kind::Return: {
+      case NodeKind::kReturn: {
         NodeId m = e_.RuledMarker(l, id);
         if (m != kNoNode) {
           IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, m, e_.Cls(e_.Locate(m)).rule));
@@ -2053,13 +1986,13 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
         }
         [[fallthrough]];
       }
-      case fb::Kind::Argument: {
+      case NodeKind::kArgument: {
         NodeId t = e_.PassTarget(l, id);
         if (t != kNoNode && e_.Varied(t)) IRT_RETURN_IF_ERROR(Accumulate(t, adj_[slot]));
         break;
       }
-      case fb::Kind::Primitive:
-      case fb::Kind::Special:
+      case NodeKind::kPrimitive:
+      case NodeKind::kSpecial:
         IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, kNoNode, k.rule));
         break;
       default:
