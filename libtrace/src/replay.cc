@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "chunk.h"
+#include "column_reader.h"
 #include "control_flow.h"
 #include "irt/graph.h"
 #include "irtrace_generated.h"
@@ -49,52 +50,25 @@ std::string BranchText(const BranchFact& b) {
 
 // ------------------------------------------------------------ raw scans
 
-// Node kinds straight from the chunk columns, for scans over many nodes
-// (a checked NodeView costs tens of nanoseconds, this a few). Chunks are
-// verified before their columns are read; class indices are checked here.
+// Node kinds from the column reader, for scans over many nodes.
 class Scanner {
  public:
-  explicit Scanner(const Trace& t) : t_(t) {}
+  explicit Scanner(const Trace& t) : r_(t) {}
 
   Result<NodeKind> Kind(NodeId id) {
-    if (id < lo_ || id >= hi_) IRT_RETURN_IF_ERROR(Load(id));
-    uint32_t cls = node_base_[id - lo_].cls();
-    if (cls >= n_classes_) {
-      auto v = t_.node(id);  // reports the problem with its chunk and node
-      return v ? Internal("class index out of range") : v.status();
+    internal::RawNode n;
+    if (!r_.Cached(id, &n)) {
+      if (id >= r_.trace().size()) {
+        return DataError(r_.trace().name() + ": node " + std::to_string(id) +
+                         " is past the end of the trace");
+      }
+      IRT_RETURN_IF_ERROR(r_.ReadEntering(id, &n));
     }
-    return static_cast<NodeKind>(class_base_[cls].kind());
+    return n.kind();
   }
 
  private:
-  Status Load(NodeId id) {
-    if (id >= t_.size()) {
-      return DataError(t_.name() + ": node " + std::to_string(id) +
-                       " is past the end of the trace");
-    }
-    uint32_t ci = t_.chunk_of(id);
-    IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
-    const fb::Chunk* c = t_.chunk_root(ci);
-    nodes_ = c->nodes();
-    classes_ = c->classes();
-    if (nodes_ == nullptr || classes_ == nullptr) {
-      return DataError(t_.name() + ": chunk " + std::to_string(ci) + " has no nodes or classes");
-    }
-    lo_ = t_.chunks()[ci].base;
-    hi_ = lo_ + nodes_->size();
-    node_base_ = reinterpret_cast<const fb::Node*>(nodes_->Data());
-    class_base_ = reinterpret_cast<const fb::NodeClass*>(classes_->Data());
-    n_classes_ = classes_->size();
-    return Status::Ok();
-  }
-
-  const Trace& t_;
-  NodeId lo_ = 0, hi_ = 0;
-  const fb::Node* node_base_ = nullptr;
-  const fb::NodeClass* class_base_ = nullptr;
-  uint32_t n_classes_ = 0;
-  const flatbuffers::Vector<const fb::Node*>* nodes_ = nullptr;
-  const flatbuffers::Vector<const fb::NodeClass*>* classes_ = nullptr;
+  internal::ColumnReader r_;
 };
 
 // Resolves "@8/@4" like irt::ResolvePath, by scanning forward from each
@@ -505,12 +479,7 @@ class Walker {
   struct Cur {
     uint32_t index = ~0u;
     NodeId lo = 0, hi = 0;
-    const fb::Node* nodes = nullptr;
-    const fb::NodeClass* classes = nullptr;
-    uint32_t n_classes = 0;
-    const uint32_t* refs = nullptr;
-    uint32_t n_refs = 0;
-    std::vector<uint16_t> data_refs;  // per class: reference operands (no call link)
+    const internal::ChunkColumns* columns = nullptr;
     // Per class: its primitive, looked up once (the table is keyed by name).
     struct Op {
       bool looked_up = false;
@@ -545,7 +514,8 @@ class Walker {
   Status Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new);
   // The primitive of node `id`'s class (of the current chunk).
   const Cur::Op& OpOf(NodeId id, const NodeView& v) {
-    uint32_t cls = cur_.nodes[id - cur_.lo].cls();
+    uint32_t cls =
+        internal::RawNode(cur_.columns, static_cast<uint32_t>(id - cur_.lo)).class_index();
     Cur::Op& o = cur_.ops[cls];
     if (!o.looked_up) {
       o.looked_up = true;
@@ -602,32 +572,13 @@ Result<Value> Walker::Current(NodeId id) const {
 
 Status Walker::Enter(uint32_t ci) {
   if (cur_.index != ~0u) IRT_RETURN_IF_ERROR(Finalize(~0u));
-  IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
-  const fb::Chunk* c = t_.chunk_root(ci);
+  IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
   cur_ = Cur();
   cur_.index = ci;
-  cur_.lo = t_.chunks()[ci].base;
-  if (c->nodes() == nullptr || c->classes() == nullptr) {
-    return DataError(t_.name() + ": chunk " + std::to_string(ci) + " has no nodes or classes");
-  }
-  cur_.hi = cur_.lo + c->nodes()->size();
-  cur_.nodes = reinterpret_cast<const fb::Node*>(c->nodes()->Data());
-  cur_.classes = reinterpret_cast<const fb::NodeClass*>(c->classes()->Data());
-  cur_.n_classes = c->classes()->size();
-  if (c->refs() != nullptr) {
-    cur_.refs = c->refs()->data();
-    cur_.n_refs = c->refs()->size();
-  }
-  cur_.data_refs.resize(cur_.n_classes);
-  cur_.ops.resize(cur_.n_classes);
-  for (uint32_t k = 0; k < cur_.n_classes; ++k) {
-    const fb::NodeClass& cl = cur_.classes[k];
-    uint16_t n = 0;
-    for (uint32_t j = 0; j < cl.n_operands(); ++j) {
-      if (c->operands()->Get(cl.first_operand() + j) == 0) ++n;
-    }
-    cur_.data_refs[k] = n;
-  }
+  cur_.lo = c->base;
+  cur_.hi = c->base + c->count;
+  cur_.columns = c;
+  cur_.ops.resize(c->classes.size());
   if (ci + 1 == t_.chunks().size() && trace_meta_edit_) {
     cur_.edit.trace_meta.push_back(*trace_meta_edit_);
   }
@@ -949,27 +900,17 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
     if (id >= cur_.hi) IRT_RETURN_IF_ERROR(Enter(t_.chunk_of(id)));
     ++r_->visited;
     // The fast path: the raw columns say whether anything must be done.
-    const fb::Node& raw = cur_.nodes[id - cur_.lo];
-    uint32_t cls = raw.cls();
+    // The column reader checked every node of the chunk on entry.
+    const internal::RawNode raw(cur_.columns, static_cast<uint32_t>(id - cur_.lo));
     bool is_change = next_change < changes.size() && changes[next_change].first == id;
-    bool slow = is_change || cls >= cur_.n_classes;
-    NodeKind kind = NodeKind::kArgument;
-    uint32_t block = 0, pos = 0;
+    bool slow = is_change;
+    NodeKind kind = raw.kind();
+    uint32_t block = raw.block(), pos = raw.pos();
     if (!slow) {
-      const fb::NodeClass& cl = cur_.classes[cls];
-      kind = static_cast<NodeKind>(cl.kind());
-      block = cl.block();
-      pos = cl.pos();
-      uint32_t nr = cur_.data_refs[cls];
-      if (static_cast<uint64_t>(raw.first_ref()) + nr > cur_.n_refs) {
-        slow = true;
-      } else {
-        for (uint32_t j = 0; j < nr; ++j) {
-          uint32_t d = cur_.refs[raw.first_ref() + j];
-          if (d == 0 || d > id || Dirty(id - d)) {
-            slow = true;
-            break;
-          }
+      for (uint32_t j = 0; j < raw.num_refs(); ++j) {
+        if (Dirty(raw.ref(j))) {
+          slow = true;
+          break;
         }
       }
       if (kind == NodeKind::kCall || Closes(kind)) slow = true;
