@@ -221,17 +221,25 @@ Status CheckValue(const fb::Chunk* c, const fb::Value& v, size_t tuple_limit) {
 }
 
 Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
-  for (uint32_t local = 0; local < c.count; ++local) {
-    const RawNode node(&c, local);
-    const NodeKind kind = node.kind();
-    if (kind == NodeKind::kCall) {
-      open_.push_back(node.id());
+  // Every node is read: plain column loads, without building a RawNode.
+  // (Copied to locals: push_back could alias them otherwise.)
+  const NodeRec* const nodes = c.nodes;
+  const ClassFacts* const classes = c.classes.data();
+  const uint32_t* const refs = c.refs;
+  const NodeId base = c.base;
+  const uint32_t count = c.count;
+  for (uint32_t local = 0; local < count; ++local) {
+    const NodeRec& node = nodes[local];
+    const ClassFacts& k = classes[node.cls];
+    if (k.kind == NodeKind::kCall) {
+      open_.push_back(base + local);
       ++calls_;
       max_depth_ = std::max<uint64_t>(max_depth_, open_.size());
-    } else if (IsCloser(kind)) {
-      const NodeId marker = node.closes();
+    } else if (k.closer()) {
+      const NodeId id = base + local;
+      const NodeId marker = id - refs[node.first_ref + k.n_refs];
       if (open_.empty() || marker != open_.back()) {
-        *failed_node = node.id();
+        *failed_node = id;
         return DataError("closes node " + std::to_string(marker) +
                          (open_.empty() ? ", but no call is open"
                                         : ", but the innermost open call starts at node " +
