@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "column_reader.h"
 #include "irt/value.h"
 
 namespace irt {
@@ -241,8 +242,9 @@ const FunctionFlow* ControlFlowIndex::Find(std::string_view fn, NodeId marker,
   if (t_.size() > 0) {
     int64_t start = t_.chunk_of(std::min<NodeId>(marker, t_.size() - 1));
     for (int64_t i = start; i >= 0 && flow == nullptr; --i) {
-      if (!t_.VerifyChunk(static_cast<uint32_t>(i)).ok()) break;
-      const fb::Chunk* c = t_.chunk_root(static_cast<uint32_t>(i));
+      Result<const ChunkColumns*> columns = ColumnsOf(t_, static_cast<uint32_t>(i));
+      if (!columns) break;
+      const fb::Chunk* c = (*columns)->chunk;
       if (c->functions() == nullptr) continue;
       for (const fb::FunctionIR* f : *c->functions()) {
         if (c->strings()->Get(f->name())->string_view() != fn) continue;

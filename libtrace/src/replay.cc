@@ -594,7 +594,7 @@ Status Walker::Finalize(uint32_t keep) {
     late_.erase(late);
   }
   if (cur_.edit.rebuild()) {
-    ChunkBuilder b(t_.chunk_root(cur_.index));
+    ChunkBuilder b(cur_.columns->chunk);
     IRT_ASSIGN_OR_RETURN((*rebuilt_)[cur_.index], b.Build(cur_.edit));
   }
   cur_.edit = ChunkEdit();
@@ -612,8 +612,8 @@ Status Walker::FinishLate() {
       ChunkBuilder b(fb::GetSizePrefixedChunk(rb->second.data()));
       IRT_ASSIGN_OR_RETURN(bytes, b.Build(e));
     } else {
-      IRT_RETURN_IF_ERROR(t_.VerifyChunk(ci));
-      ChunkBuilder b(t_.chunk_root(ci));
+      IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
+      ChunkBuilder b(c->chunk);
       IRT_ASSIGN_OR_RETURN(bytes, b.Build(e));
     }
     (*rebuilt_)[ci] = std::move(bytes);

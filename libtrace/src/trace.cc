@@ -441,8 +441,6 @@ std::vector<MetaEntry> Trace::trace_meta() const {
   return out;
 }
 
-const fb::Chunk* Trace::chunk_root(uint32_t i) const { return impl_->Root(i); }
-
 Result<const internal::ChunkColumns*> Trace::columns(uint32_t i) const {
   IRT_RETURN_IF_ERROR(VerifyChunk(i));
   return &impl_->columns[i];

@@ -18,10 +18,6 @@
 
 namespace irt {
 
-namespace fb {
-struct Chunk;
-}  // namespace fb
-
 namespace internal {
 struct ChunkColumns;  // libtrace's column reader (opaque outside libtrace)
 }  // namespace internal
@@ -174,7 +170,6 @@ class Trace {
   /// The IR text of a function, looked up in the chunk holding `near` first.
   std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;
 
-  const fb::Chunk* chunk_root(uint32_t i) const;
   /// The decoded columns of chunk `i`, verified on first use (the type is
   /// internal to libtrace). Errors: those of VerifyChunk.
   Result<const internal::ChunkColumns*> columns(uint32_t i) const;
