@@ -999,10 +999,20 @@ Result<int64_t> Differ::PositionOf(int s, const Frame& f, NodeId ref, NodeId fro
   while (i > ref) {
     NodeId prev = i - 1;
     if (prev == call || p == 0) return int64_t{-1};
-    IRT_ASSIGN_OR_RETURN(NodeView v, Node(s, prev));
+    // The walk back reads many nodes: through the column reader.
+    RawNodes& rn = *raw_ref_[s];
+    NodeKind kind;
+    NodeId m = kNoNode;
+    if (rn.At(prev)) {
+      kind = rn.node().kind();
+      if (Closes(kind)) m = rn.node().closes();
+    } else {
+      IRT_ASSIGN_OR_RETURN(NodeView v, Node(s, prev));
+      kind = v.kind();
+      if (Closes(kind)) m = v.closes();
+    }
     --p;
-    if (Closes(v.kind())) {
-      NodeId m = v.closes();
+    if (Closes(kind)) {
       if (ref == prev || ref == m) return static_cast<int64_t>(p);
       if (ref > m) return int64_t{-1};  // inside a nested body
       i = m;
