@@ -249,7 +249,7 @@ TEST(ReplayTest, BadChanges) {
     auto r = ReplayFile(s.Path("a.fb"), sets, s.Path("x.fb"));
     return r.ok() ? Code::kOk : r.status().code();
   };
-  EXPECT_EQ(code({"@30=1"}), Code::kUsage);             // no such node
+  EXPECT_EQ(code({"@30=1"}), Code::kNotFound);          // no such node
   EXPECT_EQ(code({"@6=1"}), Code::kUsage);              // a jump
   EXPECT_EQ(code({"@8=1"}), Code::kUsage);              // a nested call
   EXPECT_EQ(code({"@9=1"}), Code::kUsage);              // a return

@@ -21,6 +21,7 @@
 #include "chunk.h"
 #include "column_reader.h"
 #include "control_flow.h"
+#include "graph/path.h"
 #include "irt/graph.h"
 #include "irtrace_generated.h"
 
@@ -28,7 +29,7 @@ namespace irt {
 
 namespace {
 
-bool Closes(NodeKind k) { return k == NodeKind::kReturn || k == NodeKind::kError; }
+using internal::IsCloser;
 
 std::string Trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -71,92 +72,10 @@ class Scanner {
   internal::ColumnReader r_;
 };
 
-// Resolves "@8/@4" like irt::ResolvePath, by scanning forward from each
-// call's marker over raw kinds: O(position) per step instead of a walk over
-// the whole body. Returns the markers on the way and the node last.
-Result<std::vector<NodeId>> Locate(const Trace& t, Scanner& sc, std::string_view path) {
-  std::vector<NodeId> chain{0};
-  IRT_ASSIGN_OR_RETURN(NodeKind k0, sc.Kind(0));
-  if (k0 != NodeKind::kCall) return DataError(t.name() + ": node 0 does not open the root call");
-  IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
-  std::string walked;
-  bool is_call = true;
-  for (uint64_t pos : positions) {
-    if (!is_call) {
-      return UsageError("bad node path '" + std::string(path) + "': " + walked +
-                        " is not a nested call");
-    }
-    NodeId i = chain.back() + 1;
-    uint64_t count = 0;
-    for (;;) {
-      IRT_ASSIGN_OR_RETURN(NodeKind k, sc.Kind(i));
-      if (count == pos - 1) {
-        is_call = k == NodeKind::kCall;
-        break;
-      }
-      ++count;
-      if (Closes(k)) {
-        return NotFound("node path '" + std::string(path) +
-                        "': " + (walked.empty() ? "the root call" : walked) + " has " +
-                        std::to_string(count) + " children, no @" + std::to_string(pos));
-      }
-      if (k == NodeKind::kCall) {
-        uint64_t depth = 1;
-        while (depth > 0) {
-          IRT_ASSIGN_OR_RETURN(NodeKind kk, sc.Kind(++i));
-          if (kk == NodeKind::kCall) ++depth;
-          if (Closes(kk)) --depth;
-        }
-      }
-      ++i;
-    }
-    chain.push_back(i);
-    walked += (walked.empty() ? "@" : "/@") + std::to_string(pos);
-  }
-  return chain;
-}
-
 // ------------------------------------------------------------ paths
 
-// "@8/@6": the positions of a node and of the calls that contain it.
-Result<std::string> PathOf(const Trace& t, NodeId id) {
-  Scanner sc(t);
-  std::vector<uint64_t> parts;
-  NodeId cur = id;
-  while (cur != 0) {
-    uint64_t count = 0;
-    NodeId i = cur, parent = kNoNode;
-    while (i > 0) {
-      NodeId prev = i - 1;
-      IRT_ASSIGN_OR_RETURN(NodeKind k, sc.Kind(prev));
-      if (Closes(k)) {
-        IRT_ASSIGN_OR_RETURN(NodeView v, t.node(prev));
-        i = v.closes();
-        ++count;
-      } else if (k == NodeKind::kCall) {
-        parent = prev;
-        break;
-      } else {
-        i = prev;
-        ++count;
-      }
-    }
-    if (parent == kNoNode) {
-      return DataError(t.name() + ": node " + std::to_string(id) + " is outside every call");
-    }
-    parts.push_back(count + 1);
-    cur = parent;
-  }
-  std::string out;
-  for (size_t i = parts.size(); i-- > 0;) {
-    out += i + 1 == parts.size() ? "@" : "/@";
-    out += std::to_string(parts[i]);
-  }
-  return out.empty() ? std::string("@") : out;
-}
-
 std::string Where(const Trace& t, NodeId id) {
-  auto p = PathOf(t, id);
+  auto p = internal::PathOf(t, id);
   return p ? *p : "node " + std::to_string(id);
 }
 
@@ -886,7 +805,7 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
       IRT_ASSIGN_OR_RETURN(NodeKind k, sc.Kind(i));
       if (k == NodeKind::kCall) {
         open.push_back(i);
-      } else if (Closes(k) && !open.empty()) {
+      } else if (IsCloser(k) && !open.empty()) {
         open.pop_back();
       }
     }
@@ -913,7 +832,7 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
           break;
         }
       }
-      if (kind == NodeKind::kCall || Closes(kind)) slow = true;
+      if (kind == NodeKind::kCall || IsCloser(kind)) slow = true;
     }
     if (!slow) {
       if (!frames_.empty() && frames_.back().branches != nullptr) {
@@ -954,7 +873,7 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
     // Keep the open calls and the latest definitions of watched conditions.
     if (kind == NodeKind::kCall) {
       IRT_RETURN_IF_ERROR(PushFrame(id, v.op(), loc.pos));
-    } else if (Closes(kind)) {
+    } else if (IsCloser(kind)) {
       if (frames_.empty() || v.closes() != frames_.back().marker) {
         return DataError(t_.name() + ": node " + std::to_string(id) + " closes node " +
                          std::to_string(v.closes()) + ", not the innermost open call");
@@ -1033,14 +952,14 @@ Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> cha
   std::vector<std::pair<NodeId, Value>> resolved;
   std::vector<NodeId> open;  // the calls open at the first change
   NodeId first = kNoNode;
-  Scanner sc(trace);
   for (const ReplayChange& c : changes) {
-    auto chain = Locate(trace, sc, c.path);
-    if (!chain) {
-      if (chain.error().code() == Code::kDataError) return chain.error();
-      return UsageError("--set " + c.path + ": " + chain.error().message());
+    auto located = internal::LocatePath(trace, c.path, internal::PathWalk::kScan);
+    if (!located) {
+      // A path that names no node is kNotFound, as in every tool.
+      if (located.error().code() == Code::kDataError) return located.error();
+      return Status(located.error().code(), "--set " + c.path + ": " + located.error().message());
     }
-    NodeId target = chain->back();
+    NodeId target = located->node.id;
     IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(target));
     std::string at = "--set " + c.path + ": ";
     if (v.kind() == NodeKind::kCall) {
@@ -1069,7 +988,10 @@ Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> cha
     }
     if (resolved.empty() || target < first) {
       first = target;
-      open.assign(chain->begin(), chain->end() - 1);
+      open.clear();
+      if (located->pos >= 0) {
+        for (const Child& call : located->chain) open.push_back(call.id);
+      }
     }
     resolved.emplace_back(target, c.value);
   }

@@ -23,6 +23,7 @@
 
 #include "column_reader.h"
 #include "control_flow.h"
+#include "graph/path.h"
 #include "irt/writer.h"
 
 namespace irt {
@@ -156,46 +157,24 @@ class BranchTables {
 
 // ---------------------------------------------------------------- paths
 
-// The calls from the root down to the node at `path`, with the body of the
-// innermost one: chain[0] is the root, chain.back() the call whose body holds
-// the target (the root itself for "" and "@").
-struct Located {
-  std::vector<Child> chain;
-  std::optional<CallBody> body;  // body of chain.back()
-  Child target;
-  int64_t pos = -1;  // target's position in body; -1 for the root
-};
-
-Result<Located> Locate(const Trace& trace, std::string_view path) {
-  Located out;
+// The node at `path` with the calls that hold it (graph/path.h); every call
+// on the way must have returned.
+Result<internal::NodePath> Locate(const Trace& trace, std::string_view path) {
   IRT_ASSIGN_OR_RETURN(Child root, RootCall(trace));
   if (root.end == kNoNode) return DataError(trace.name() + ": the root call never returns");
-  out.chain.push_back(root);
-  out.target = root;
+  IRT_ASSIGN_OR_RETURN(internal::NodePath out,
+                       internal::LocatePath(trace, path, internal::PathWalk::kBodies));
+  // In a complete trace every call returns; a call that does not is named
+  // by the part of the path that reaches it.
+  std::vector<Child> calls(out.chain.begin() + 1, out.chain.end());
+  if (out.pos >= 0) calls.push_back(out.node);
   IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
   std::string walked;
-  for (uint64_t pos : positions) {
-    if (!out.target.is_call()) {
-      return UsageError("bad node path '" + std::string(path) + "': " + walked +
-                        " is not a nested call");
-    }
-    if (out.target.end == kNoNode) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    walked += (walked.empty() ? "@" : "/@") + std::to_string(positions[i]);
+    if (calls[i].is_call() && calls[i].end == kNoNode) {
       return DataError(trace.name() + ": the call at " + walked + " never returns");
     }
-    if (out.pos >= 0) out.chain.push_back(out.target);
-    IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, out.target));
-    if (pos > body.size()) {
-      return NotFound("node path '" + std::string(path) +
-                      "': " + (walked.empty() ? "the root call" : walked) + " has " +
-                      std::to_string(body.size()) + " children, no @" + std::to_string(pos));
-    }
-    out.target = body[pos - 1];
-    out.pos = static_cast<int64_t>(pos - 1);
-    out.body = std::move(body);
-    walked += (walked.empty() ? "@" : "/@") + std::to_string(pos);
-  }
-  if (out.target.is_call() && out.target.end == kNoNode) {
-    return DataError(trace.name() + ": the call at " + walked + " never returns");
   }
   return out;
 }
@@ -669,7 +648,7 @@ class ForwardWalk {
 }  // namespace
 
 Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const SliceOptions& opts) {
-  IRT_ASSIGN_OR_RETURN(Located loc, Locate(trace, path));
+  IRT_ASSIGN_OR_RETURN(internal::NodePath loc, Locate(trace, path));
   Slice slice;
   Slice::Impl& s = *slice.impl_;
   s.opts = opts;
@@ -682,13 +661,13 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
   }
   Walk w(trace, s);
   const bool root = loc.pos < 0;
-  const bool call = !root && loc.target.is_call();
+  const bool call = !root && loc.node.is_call();
   // Where the walk starts and which calls hold it. The root, and any call
   // followed through, starts at its closing node (its result) inside its
   // own body; a call taken as one node is represented by its closing node.
   std::vector<Child> chain = loc.chain;
-  NodeId start = loc.target.is_call() ? loc.target.end : loc.target.id;
-  if (call && opts.through_calls) chain.push_back(loc.target);
+  NodeId start = loc.node.is_call() ? loc.node.end : loc.node.id;
+  if (call && opts.through_calls) chain.push_back(loc.node);
   const bool local = !opts.through_calls;
   IRT_ASSIGN_OR_RETURN(RawNode sn, w.reader.Get(start));
   const bool is_jump = sn.kind() == NodeKind::kJump;

@@ -44,8 +44,11 @@ int main(int argc, char** argv) {
     IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
     irt::ReplayOptions opts;
     opts.prefix = prefix;
-    IRT_ASSIGN_OR_RETURN(irt::Replay replay,
-                         irt::tools::InTrace(trace.name(), irt::Replay::Run(trace, changes, opts)));
+    irt::Result<irt::Replay> run = irt::Replay::Run(trace, changes, opts);
+    // A --set that names no node is reported like a usage error, by the
+    // option it came from, though it exits 1 as in every tool.
+    if (!run.ok() && run.status().message().starts_with("--set ")) return run.status();
+    IRT_ASSIGN_OR_RETURN(irt::Replay replay, irt::tools::InTrace(trace.name(), std::move(run)));
     const irt::ReplayResult& r = replay.result();
     for (const std::string& w : r.warnings) cli.log().warn("{}", w);
     if (replay.has_output()) {

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <charconv>
 
+#include "column_reader.h"
+#include "graph/path.h"
+
 namespace irt {
 
 namespace {
-bool Closes(NodeKind k) { return k == NodeKind::kReturn || k == NodeKind::kError; }
+using internal::IsCloser;
 
 Status BadLink(const Trace& t, NodeId at, NodeId marker) {
   return DataError(t.name() + ": node " + std::to_string(at) + " closes node " +
@@ -26,7 +29,7 @@ Result<Child> RootCall(const Trace& trace) {
   Child root{0, kNoNode};
   if (trace.complete()) {
     IRT_ASSIGN_OR_RETURN(NodeView last, trace.node(trace.size() - 1));
-    if (!Closes(last.kind()) || last.closes() != 0) {
+    if (!IsCloser(last.kind()) || last.closes() != 0) {
       return DataError(trace.name() + ": the last node does not close the root call");
     }
     root.end = trace.size() - 1;
@@ -45,7 +48,7 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
     while (i > call.id + 1) {
       --i;
       IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
-      if (Closes(v.kind())) {
+      if (IsCloser(v.kind())) {
         NodeId m = v.closes();
         if (m <= call.id) return BadLink(trace, i, m);
         IRT_ASSIGN_OR_RETURN(NodeView mv, trace.node(m));
@@ -78,11 +81,11 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
         } else {
           out.push_back({i, i, false});
         }
-        if (Closes(v.kind())) break;
+        if (IsCloser(v.kind())) break;
       }
     } else if (v.kind() == NodeKind::kCall) {
       ++depth;
-    } else if (Closes(v.kind())) {
+    } else if (IsCloser(v.kind())) {
       if (--depth == 0) out.back().last = i;
     }
   }
@@ -127,24 +130,9 @@ Result<std::vector<uint64_t>> ParseNodePath(std::string_view path) {
 }
 
 Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
-  IRT_ASSIGN_OR_RETURN(Child cur, RootCall(trace));
-  IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
-  std::string walked;
-  for (uint64_t pos : positions) {
-    if (!cur.is_call()) {
-      return UsageError("bad node path '" + std::string(path) +
-                        "': " + (walked.empty() ? "the root" : walked) + " is not a nested call");
-    }
-    IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, cur));
-    if (pos > body.size()) {
-      return NotFound("node path '" + std::string(path) +
-                      "': " + (walked.empty() ? "the root call" : walked) + " has " +
-                      std::to_string(body.size()) + " children, no @" + std::to_string(pos));
-    }
-    cur = body[pos - 1];
-    walked += (walked.empty() ? "@" : "/@") + std::to_string(pos);
-  }
-  return cur;
+  IRT_ASSIGN_OR_RETURN(internal::NodePath p,
+                       internal::LocatePath(trace, path, internal::PathWalk::kBodies));
+  return p.node;
 }
 
 Result<NodeId> Parent(const Trace& trace, NodeId id) {
@@ -153,7 +141,7 @@ Result<NodeId> Parent(const Trace& trace, NodeId id) {
   while (i > 0) {
     --i;
     IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
-    if (Closes(v.kind())) {
+    if (IsCloser(v.kind())) {
       i = v.closes();  // skip the finished sibling call
       continue;
     }
