@@ -21,6 +21,7 @@
 #include "chunk.h"
 #include "column_reader.h"
 #include "control_flow.h"
+#include "graph/bits.h"
 #include "graph/path.h"
 #include "irt/graph.h"
 #include "irtrace_generated.h"
@@ -411,13 +412,9 @@ class Walker {
 
   bool Dirty(NodeId id) const {
     if (id < start_) return false;
-    uint64_t i = id - start_;
-    return (bits_[i >> 6] >> (i & 63)) & 1;
+    return bits_.Test(id - start_);
   }
-  void MarkDirty(NodeId id) {
-    uint64_t i = id - start_;
-    bits_[i >> 6] |= uint64_t{1} << (i & 63);
-  }
+  void MarkDirty(NodeId id) { bits_.Set(id - start_); }
   Result<Value> Current(NodeId id) const;
   Result<Value> OperandValue(const Operand& o) const {
     if (!o.is_ref) return o.literal;
@@ -452,7 +449,7 @@ class Walker {
   ReplayResult* r_;
   std::map<uint32_t, std::vector<uint8_t>>* rebuilt_;
   NodeId start_ = 0;
-  std::vector<uint64_t> bits_;
+  internal::BitSet bits_;  // changed nodes, from start_
   Cur cur_;
   std::map<uint32_t, ChunkEdit> late_;  // edits of chunks the walk has left
   std::vector<Value> args_;
@@ -794,7 +791,10 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
   start_ = changes.front().first;
   uint64_t n = t_.size();
   out_chunks_ = t_.chunks().size();
-  bits_.assign((n - start_ + 63) / 64, 0);
+  bits_ = internal::BitSet(n - start_);
+  if (!bits_.ok()) {
+    return Internal("out of memory for a replay of " + std::to_string(n) + " nodes");
+  }
   IRT_RETURN_IF_ERROR(RootArguments());
   // The calls open at the first change: a scan of the raw kinds before it.
   {

@@ -23,6 +23,7 @@
 
 #include "column_reader.h"
 #include "control_flow.h"
+#include "graph/bits.h"
 #include "graph/path.h"
 #include "irt/writer.h"
 
@@ -30,99 +31,10 @@ namespace irt {
 
 namespace {
 
-// Inline population count (std::popcount is a library call without -mpopcnt).
-inline uint64_t PopCount(uint64_t x) {
-  x = x - ((x >> 1) & 0x5555555555555555ull);
-  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  return (x * 0x0101010101010101ull) >> 56;
-}
-
-// ---------------------------------------------------------------- BitMap
-
-// A bitmap over [0, n) whose storage comes from calloc: large allocations
-// are fresh zero pages, so only the words the slice touches cost memory.
-// Tracks the range of words ever set, which bounds every scan.
-class BitMap {
- public:
-  BitMap() = default;
-  explicit BitMap(uint64_t n) : n_(n), nwords_((n + 63) / 64) {
-    if (nwords_ > 0) {
-      data_ = static_cast<uint64_t*>(std::calloc(nwords_, sizeof(uint64_t)));
-    }
-  }
-  BitMap(BitMap&& o) noexcept { *this = std::move(o); }
-  BitMap& operator=(BitMap&& o) noexcept {
-    std::swap(n_, o.n_);
-    std::swap(nwords_, o.nwords_);
-    std::swap(data_, o.data_);
-    std::swap(lo_, o.lo_);
-    std::swap(hi_, o.hi_);
-    return *this;
-  }
-  ~BitMap() { std::free(data_); }
-  bool ok() const { return nwords_ == 0 || data_ != nullptr; }
-
-  bool Test(uint64_t i) const { return i < n_ && ((data_[i >> 6] >> (i & 63)) & 1) != 0; }
-  // Returns true when the bit was clear.
-  bool Set(uint64_t i) {
-    uint64_t w = i >> 6;
-    uint64_t m = 1ull << (i & 63);
-    bool was = (data_[w] & m) != 0;
-    data_[w] |= m;
-    if (w < lo_) lo_ = w;
-    if (w + 1 > hi_) hi_ = w + 1;
-    return !was;
-  }
-  void Clear(uint64_t i) { data_[i >> 6] &= ~(1ull << (i & 63)); }
-  // Word w (< number of words); untouched words read as calloc's zero pages.
-  uint64_t Word(uint64_t w) const { return data_[w]; }
-  // First and one-past-last word ever set (lo > hi when empty).
-  uint64_t lo_word() const { return lo_; }
-  uint64_t hi_word() const { return hi_; }
-
-  // Whether any bit in [lo, hi] is set, scanning down from hi (so it stops
-  // early when a set bit is near hi).
-  bool AnyIn(uint64_t lo, uint64_t hi) const {
-    if (lo > hi || hi_ == 0) return false;
-    uint64_t wlo = std::max(lo >> 6, lo_);
-    uint64_t whi = std::min(hi >> 6, hi_ - 1);
-    for (uint64_t w = whi + 1; w-- > wlo;) {
-      uint64_t bits = data_[w];
-      if (w == (hi >> 6)) bits &= ~0ull >> (63 - (hi & 63));
-      if (w == (lo >> 6)) bits &= ~0ull << (lo & 63);
-      if (bits != 0) return true;
-      if (w == 0) break;
-    }
-    return false;
-  }
-  // The smallest set index >= i, or kNoNode.
-  uint64_t NextSet(uint64_t i) const {
-    if (i >= n_) return kNoNode;
-    uint64_t w = i >> 6;
-    if (w < lo_) {
-      w = lo_;
-      i = w * 64;
-    }
-    if (w >= hi_) return kNoNode;
-    uint64_t bits = data_[w] & (~0ull << (i & 63));
-    while (true) {
-      if (bits != 0) return w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
-      if (++w >= hi_) return kNoNode;
-      bits = data_[w];
-    }
-  }
-
- private:
-  uint64_t n_ = 0;
-  uint64_t nwords_ = 0;
-  uint64_t* data_ = nullptr;
-  uint64_t lo_ = ~0ull;
-  uint64_t hi_ = 0;
-};
-
+using internal::BitSet;
 using internal::ColumnReader;
 using internal::IsCloser;
+using internal::PopCount;
 using internal::RawNode;
 
 // A jump or a return: the nodes at a branch position (§b:&k).
@@ -188,9 +100,9 @@ struct Slice::Impl {
   std::string path;
   NodeId start = kNoNode;
   uint64_t count = 0;
-  BitMap selected;  // S
-  BitMap context;   // C: markers and closers of the calls kept as context
-  BitMap refd;      // R: every node a kept node references
+  BitSet selected;  // S
+  BitSet context;   // C: markers and closers of the calls kept as context
+  BitSet refd;      // R: every node a kept node references
   std::vector<std::string> warnings;
 
   void Select(NodeId id) {
@@ -476,7 +388,7 @@ class BackwardWalk {
 
   Walk& w_;
   bool local_;
-  BitMap pending_;
+  BitSet pending_;
   uint64_t outstanding_ = 0;  // pending nodes not yet visited
   std::vector<BackFrame> stack_;
 };
@@ -653,9 +565,9 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
   Slice::Impl& s = *slice.impl_;
   s.opts = opts;
   s.path = path.empty() ? "@" : std::string(path);
-  s.selected = BitMap(trace.size());
-  s.context = BitMap(trace.size());
-  s.refd = BitMap(trace.size());
+  s.selected = BitSet(trace.size());
+  s.context = BitSet(trace.size());
+  s.refd = BitSet(trace.size());
   if (!s.selected.ok() || !s.context.ok() || !s.refd.ok()) {
     return Internal("out of memory for a slice of " + std::to_string(trace.size()) + " nodes");
   }
