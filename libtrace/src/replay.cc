@@ -5,12 +5,10 @@
 // value equals the recorded one. An explicit stack of open calls carries,
 // per call, the latest node of each SSA value used as a branch condition,
 // so that branches that were not taken can be checked against the callee's
-// control-flow facts (control_flow.h). Then every chunk holding a changed node is rebuilt with
-// FlatBufferBuilder (all tables copied, new values appended), the others
-// are copied as they are.
+// control-flow facts (control_flow.h). Then every chunk holding a changed
+// node is rebuilt (io/chunk_rebuild.h: all tables copied, new values
+// appended); the others are copied as they are.
 #include "irt/replay.h"
-
-#include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
 #include <charconv>
@@ -18,18 +16,18 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "chunk.h"
 #include "column_reader.h"
 #include "control_flow.h"
 #include "graph/bits.h"
 #include "graph/path.h"
+#include "io/chunk_rebuild.h"
 #include "irt/graph.h"
-#include "irtrace_generated.h"
 
 namespace irt {
 
 namespace {
 
+using internal::ChunkEdit;
 using internal::IsCloser;
 
 std::string Trim(std::string_view s) {
@@ -81,276 +79,6 @@ std::string Where(const Trace& t, NodeId id) {
 }
 
 // ------------------------------------------------------------ chunk rebuild
-
-// Copies a FlatBuffers vector of structs (whose iterators yield pointers).
-template <typename T>
-std::vector<T> CopyStructs(const flatbuffers::Vector<const T*>* v) {
-  std::vector<T> out;
-  if (v == nullptr) return out;
-  out.reserve(v->size());
-  for (const T* p : *v) out.push_back(*p);
-  return out;
-}
-
-// Edits of one chunk: new node values, new literal operands of the root
-// call marker (its arguments), and truncation for a prefix.
-struct ChunkEdit {
-  std::vector<std::pair<uint32_t, Value>> values;         // local node, sorted
-  std::vector<std::pair<uint32_t, Value>> root_operands;  // operand index of node 0
-  uint32_t keep = ~0u;                                    // nodes kept
-  // New values of existing metadata: (local node, key) and trace-level keys.
-  std::vector<std::tuple<uint32_t, std::string, Value>> meta;
-  std::vector<std::pair<std::string, Value>> trace_meta;
-  bool rebuild() const {
-    return !values.empty() || !root_operands.empty() || keep != ~0u || !meta.empty() ||
-           !trace_meta.empty();
-  }
-};
-
-// Copies a verified chunk into a new FlatBuffer with the edits applied.
-// Everything is copied index for index, so every index of the old chunk
-// stays valid; new strings, tensors, tuples, literals, operands and classes
-// are appended after the old ones.
-class ChunkBuilder {
- public:
-  explicit ChunkBuilder(const fb::Chunk* c) : c_(c), fbb_(1 << 16) {}
-
-  Result<std::vector<uint8_t>> Build(const ChunkEdit& e) {
-    const fb::Chunk* c = c_;
-    // Strings, tensors, tuples, functions, producer: copied in order.
-    if (c->strings()) {
-      for (const flatbuffers::String* s : *c->strings()) {
-        strings_.push_back(fbb_.CreateString(s->data(), s->size()));
-        string_ids_.emplace(s->str(), static_cast<uint32_t>(strings_.size() - 1));
-      }
-    }
-    if (c->tensors()) {
-      for (const fb::Tensor* t : *c->tensors()) {
-        Tensor copy;
-        copy.dtype = static_cast<DType>(t->dtype());
-        if (t->shape()) copy.shape.assign(t->shape()->begin(), t->shape()->end());
-        if (t->data()) copy.data.assign(t->data()->begin(), t->data()->end());
-        AddTensor(copy);
-      }
-    }
-    if (c->tuples()) {
-      for (const fb::Tuple* t : *c->tuples()) {
-        std::vector<fb::Value> items = CopyStructs(t->items());
-        tuples_.push_back(fb::CreateTuple(fbb_, fbb_.CreateVectorOfStructs(items)));
-      }
-    }
-    std::vector<flatbuffers::Offset<fb::FunctionIR>> functions;
-    if (c->functions()) {
-      for (const fb::FunctionIR* f : *c->functions()) {
-        auto ir = f->ir() ? fbb_.CreateString(f->ir()->data(), f->ir()->size())
-                          : flatbuffers::Offset<flatbuffers::String>();
-        flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
-        if (f->branches()) {
-          std::vector<fb::Branch> copy = CopyStructs(f->branches());
-          branches = fbb_.CreateVectorOfStructs(copy);
-        }
-        functions.push_back(fb::CreateFunctionIR(fbb_, f->name(), ir, f->blocks(), branches));
-      }
-    }
-    flatbuffers::Offset<fb::Producer> producer;
-    if (c->producer()) {
-      const fb::Producer* p = c->producer();
-      auto name = p->name() ? fbb_.CreateString(p->name()->data(), p->name()->size())
-                            : flatbuffers::Offset<flatbuffers::String>();
-      auto version = p->version() ? fbb_.CreateString(p->version()->data(), p->version()->size())
-                                  : flatbuffers::Offset<flatbuffers::String>();
-      producer = fb::CreateProducer(fbb_, name, version);
-    }
-    // Columns.
-    std::vector<fb::Node> nodes = CopyStructs(c->nodes());
-    std::vector<fb::NodeClass> classes = CopyStructs(c->classes());
-    std::vector<uint32_t> operands;
-    if (c->operands()) operands.assign(c->operands()->begin(), c->operands()->end());
-    std::vector<fb::Value> literals = CopyStructs(c->literals());
-    std::vector<uint32_t> refs;
-    if (c->refs()) refs.assign(c->refs()->begin(), c->refs()->end());
-    std::vector<fb::Meta> meta = CopyStructs(c->meta());
-
-    // The root marker's arguments: a copy of its class with new literals.
-    if (!e.root_operands.empty() && !nodes.empty()) {
-      fb::NodeClass k = classes[nodes[0].cls()];
-      uint32_t first = static_cast<uint32_t>(operands.size());
-      for (uint32_t j = 0; j < k.n_operands(); ++j) {
-        uint32_t o = operands[k.first_operand() + j];
-        for (const auto& [idx, v] : e.root_operands) {
-          if (idx == j && o != 0) {
-            literals.push_back(Encode(v));
-            o = static_cast<uint32_t>(literals.size());
-          }
-        }
-        operands.push_back(o);
-      }
-      classes.emplace_back(k.op(), k.block(), k.pos(), k.aux(), first, k.line(), k.col(),
-                           k.n_operands(), k.kind(), k.vkind(), k.flags());
-      nodes[0] = fb::Node(nodes[0].value(), static_cast<uint32_t>(classes.size() - 1),
-                          nodes[0].first_ref());
-    }
-    // New node values; a value of another kind gets a copy of its class.
-    std::map<std::pair<uint32_t, uint8_t>, uint32_t> reclassed;
-    for (const auto& [local, v] : e.values) {
-      if (local >= nodes.size()) return Internal("replay: edit of a node outside its chunk");
-      fb::Node n = nodes[local];
-      fb::Value enc = Encode(v);
-      uint32_t cls = n.cls();
-      if (classes[cls].vkind() != enc.vkind()) {
-        auto key = std::make_pair(cls, static_cast<uint8_t>(enc.vkind()));
-        auto it = reclassed.find(key);
-        if (it == reclassed.end()) {
-          const fb::NodeClass k = classes[cls];
-          classes.emplace_back(k.op(), k.block(), k.pos(), k.aux(), k.first_operand(), k.line(),
-                               k.col(), k.n_operands(), k.kind(), enc.vkind(), k.flags());
-          it = reclassed.emplace(key, static_cast<uint32_t>(classes.size() - 1)).first;
-        }
-        cls = it->second;
-      }
-      nodes[local] = fb::Node(enc.bits(), cls, n.first_ref());
-    }
-    bool truncated = e.keep != ~0u && e.keep < nodes.size();
-    if (truncated) {
-      nodes.resize(e.keep);
-      meta.erase(std::remove_if(meta.begin(), meta.end(),
-                                [&](const fb::Meta& m) { return m.node() >= e.keep; }),
-                 meta.end());
-    }
-    auto key_of = [&](uint32_t k) -> std::string_view {
-      return k < c->strings()->size() ? c->strings()->Get(k)->string_view() : std::string_view();
-    };
-    for (fb::Meta& m : meta) {
-      for (const auto& [node, key, v] : e.meta) {
-        if (m.node() == node && key_of(m.key()) == key) m = fb::Meta(Encode(v), m.node(), m.key());
-      }
-    }
-    std::vector<fb::Meta> tmeta;
-    bool last = c->last() && !truncated && e.keep == ~0u;
-    if (last) tmeta = CopyStructs(c->trace_meta());
-    for (fb::Meta& m : tmeta) {
-      for (const auto& [key, v] : e.trace_meta) {
-        if (key_of(m.key()) == key) m = fb::Meta(Encode(v), m.node(), m.key());
-      }
-    }
-
-    auto v_nodes = fbb_.CreateVectorOfStructs(nodes);
-    auto v_refs = fbb_.CreateVector(refs);
-    auto v_classes = fbb_.CreateVectorOfStructs(classes);
-    auto v_operands = fbb_.CreateVector(operands);
-    auto v_literals = fbb_.CreateVectorOfStructs(literals);
-    auto v_strings = fbb_.CreateVector(strings_);
-    auto v_tensors = fbb_.CreateVector(tensors_);
-    auto v_tuples = fbb_.CreateVector(tuples_);
-    auto v_meta = fbb_.CreateVectorOfStructs(meta);
-    auto v_functions = fbb_.CreateVector(functions);
-    flatbuffers::Offset<flatbuffers::Vector<const fb::Meta*>> v_tmeta;
-    if (last) v_tmeta = fbb_.CreateVectorOfStructs(tmeta);
-    fb::ChunkBuilder cb(fbb_);
-    cb.add_format_major(c->format_major());
-    cb.add_format_minor(c->format_minor());
-    if (!producer.IsNull()) cb.add_producer(producer);
-    cb.add_index(c->index());
-    cb.add_base(c->base());
-    cb.add_base_depth(c->base_depth());
-    cb.add_nodes(v_nodes);
-    cb.add_refs(v_refs);
-    cb.add_classes(v_classes);
-    cb.add_operands(v_operands);
-    cb.add_literals(v_literals);
-    cb.add_strings(v_strings);
-    cb.add_tensors(v_tensors);
-    cb.add_tuples(v_tuples);
-    cb.add_meta(v_meta);
-    cb.add_functions(v_functions);
-    if (last) {
-      cb.add_last(true);
-      cb.add_total_nodes(c->total_nodes());
-      cb.add_trace_meta(v_tmeta);
-    }
-    fbb_.FinishSizePrefixed(cb.Finish(), kFileIdentifier);
-    if (fbb_.GetSize() > kMaxChunkBytes) {
-      return Unsupported("chunk " + std::to_string(c->index()) +
-                         " would be larger than a chunk may be after the replay");
-    }
-    return std::vector<uint8_t>(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
-  }
-
- private:
-  uint32_t Intern(const std::string& s) {
-    auto it = string_ids_.find(s);
-    if (it != string_ids_.end()) return it->second;
-    strings_.push_back(fbb_.CreateString(s));
-    uint32_t id = static_cast<uint32_t>(strings_.size() - 1);
-    string_ids_.emplace(s, id);
-    return id;
-  }
-
-  uint32_t AddTensor(const Tensor& t) {
-    auto shape = fbb_.CreateVector(t.shape);
-    fbb_.ForceVectorAlignment(t.data.size(), 1, 8);
-    auto data = fbb_.CreateVector(t.data);
-    fb::TensorBuilder tb(fbb_);
-    tb.add_dtype(static_cast<fb::DType>(t.dtype));
-    tb.add_shape(shape);
-    tb.add_data(data);
-    tensors_.push_back(tb.Finish());
-    return static_cast<uint32_t>(tensors_.size() - 1);
-  }
-
-  // Tuples are encoded in post-order with an explicit stack, so an item
-  // always refers to a lower tuple index.
-  fb::Value Encode(const Value& v) {
-    switch (v.kind()) {
-      case VKind::kString:
-      case VKind::kFunction:
-        return fb::Value(Intern(v.str()), static_cast<fb::VKind>(v.kind()));
-      case VKind::kTensor:
-        return fb::Value(AddTensor(v.tensor()), fb::VKind::Tensor);
-      case VKind::kTuple:
-        break;
-      default:
-        return fb::Value(v.bits(), static_cast<fb::VKind>(v.kind()));
-    }
-    struct Frame {
-      const Value* v;
-      size_t next = 0;
-      std::vector<fb::Value> items;
-    };
-    std::vector<Frame> stack;
-    stack.push_back(Frame{&v, 0, {}});
-    fb::Value result;
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      const auto& items = f.v->tuple();
-      if (f.next < items.size()) {
-        const Value& item = items[f.next++];
-        if (item.kind() == VKind::kTuple) {
-          stack.push_back(Frame{&item, 0, {}});
-        } else {
-          f.items.push_back(Encode(item));
-        }
-        continue;
-      }
-      tuples_.push_back(fb::CreateTuple(fbb_, fbb_.CreateVectorOfStructs(f.items)));
-      fb::Value done(tuples_.size() - 1, fb::VKind::Tuple);
-      stack.pop_back();
-      if (stack.empty()) {
-        result = done;
-      } else {
-        stack.back().items.push_back(done);
-      }
-    }
-    return result;
-  }
-
-  const fb::Chunk* c_;
-  flatbuffers::FlatBufferBuilder fbb_;
-  std::vector<flatbuffers::Offset<flatbuffers::String>> strings_;
-  std::unordered_map<std::string, uint32_t> string_ids_;
-  std::vector<flatbuffers::Offset<fb::Tensor>> tensors_;
-  std::vector<flatbuffers::Offset<fb::Tuple>> tuples_;
-};
 
 // ------------------------------------------------------------ the walk
 
@@ -476,9 +204,7 @@ Result<Value> Walker::Current(NodeId id) const {
       uint32_t ci = t_.chunk_of(id);
       auto rb = rebuilt_->find(ci);
       if (rb != rebuilt_->end()) {
-        const fb::Chunk* c = fb::GetSizePrefixedChunk(rb->second.data());
-        const fb::Node* n = c->nodes()->Get(static_cast<uint32_t>(id - t_.chunks()[ci].base));
-        return internal::DecodeValue(c, n->value(), c->classes()->Get(n->cls())->vkind());
+        return internal::RebuiltValue(rb->second, static_cast<uint32_t>(id - t_.chunks()[ci].base));
       }
     }
   }
@@ -510,8 +236,8 @@ Status Walker::Finalize(uint32_t keep) {
     late_.erase(late);
   }
   if (cur_.edit.rebuild()) {
-    ChunkBuilder b(cur_.columns->chunk);
-    IRT_ASSIGN_OR_RETURN((*rebuilt_)[cur_.index], b.Build(cur_.edit));
+    IRT_ASSIGN_OR_RETURN((*rebuilt_)[cur_.index],
+                         internal::RebuildChunk(cur_.columns->chunk, cur_.edit));
   }
   cur_.edit = ChunkEdit();
   return Status::Ok();
@@ -525,12 +251,10 @@ Status Walker::FinishLate() {
     auto rb = rebuilt_->find(ci);
     std::vector<uint8_t> bytes;
     if (rb != rebuilt_->end()) {
-      ChunkBuilder b(fb::GetSizePrefixedChunk(rb->second.data()));
-      IRT_ASSIGN_OR_RETURN(bytes, b.Build(e));
+      IRT_ASSIGN_OR_RETURN(bytes, internal::RebuildChunk(internal::RebuiltChunk(rb->second), e));
     } else {
       IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
-      ChunkBuilder b(c->chunk);
-      IRT_ASSIGN_OR_RETURN(bytes, b.Build(e));
+      IRT_ASSIGN_OR_RETURN(bytes, internal::RebuildChunk(c->chunk, e));
     }
     (*rebuilt_)[ci] = std::move(bytes);
   }

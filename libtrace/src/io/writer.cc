@@ -14,6 +14,7 @@
 
 #include "chunk.h"
 #include "control_flow.h"
+#include "io/chunk_encoder.h"
 #include "irtrace_generated.h"
 
 namespace irt {
@@ -47,98 +48,19 @@ struct TraceWriter::Impl {
   std::vector<fb::NodeClass> local_classes;
   std::vector<uint32_t> operands;
   std::vector<fb::Value> literals;
-  std::vector<flatbuffers::Offset<flatbuffers::String>> strings;
-  std::unordered_map<std::string, uint32_t> string_ids;
-  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
-  std::vector<flatbuffers::Offset<fb::Tuple>> tuples;
+  internal::ValueEncoder enc{&fbb};  // strings, tensors, tuples
   std::vector<fb::Meta> meta;
   std::vector<flatbuffers::Offset<fb::FunctionIR>> function_irs;
   std::unordered_set<std::string> functions_in_chunk;
   // (global class * kNumVKinds + vkind) -> local class id, valid when stamp == chunk_index + 1.
   std::vector<uint32_t> local_of;
   std::vector<uint64_t> local_stamp;
-  uint64_t payload_bytes = 0;  // tensor bytes in this chunk
 
   // Trace-level metadata, kept as values until the final chunk.
   std::vector<std::pair<std::string, Value>> trace_meta;
 
-  uint32_t Intern(std::string_view s) {
-    auto it = string_ids.find(std::string(s));
-    if (it != string_ids.end()) return it->second;
-    uint32_t id = static_cast<uint32_t>(strings.size());
-    strings.push_back(fbb.CreateString(s.data(), s.size()));
-    string_ids.emplace(std::string(s), id);
-    return id;
-  }
-
-  // Encodes a value into this chunk's tables. Tuples are encoded iteratively
-  // in post-order so that an item always refers to a lower tuple index.
-  fb::Value Encode(const Value& v) {
-    switch (v.kind()) {
-      case VKind::kNone:
-      case VKind::kNothing:
-      case VKind::kBool:
-      case VKind::kI64:
-      case VKind::kF64:
-      case VKind::kF32:
-        return fb::Value(v.bits(), static_cast<fb::VKind>(v.kind()));
-      case VKind::kString:
-      case VKind::kFunction:
-        return fb::Value(Intern(v.str()), static_cast<fb::VKind>(v.kind()));
-      case VKind::kTensor:
-        return fb::Value(AddTensor(v.tensor()), fb::VKind::Tensor);
-      case VKind::kTuple:
-        return EncodeTuple(v);
-    }
-    return fb::Value(0, fb::VKind::None);
-  }
-
-  uint32_t AddTensor(const Tensor& t) {
-    auto shape = fbb.CreateVector(t.shape);
-    fbb.ForceVectorAlignment(t.data.size(), 1, 8);
-    auto data = fbb.CreateVector(t.data);
-    payload_bytes += t.data.size() + t.shape.size() * 8;
-    fb::TensorBuilder tb(fbb);
-    tb.add_dtype(static_cast<fb::DType>(t.dtype));
-    tb.add_shape(shape);
-    tb.add_data(data);
-    tensors.push_back(tb.Finish());
-    return static_cast<uint32_t>(tensors.size() - 1);
-  }
-
-  fb::Value EncodeTuple(const Value& root) {
-    struct Frame {
-      const Value* v;
-      size_t next = 0;
-      std::vector<fb::Value> items;
-    };
-    std::vector<Frame> stack;
-    stack.push_back(Frame{&root, 0, {}});
-    fb::Value result;
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      const auto& items = f.v->tuple();
-      if (f.next < items.size()) {
-        const Value& item = items[f.next++];
-        if (item.kind() == VKind::kTuple) {
-          stack.push_back(Frame{&item, 0, {}});
-        } else {
-          f.items.push_back(Encode(item));
-        }
-        continue;
-      }
-      auto vec = fbb.CreateVectorOfStructs(f.items);
-      tuples.push_back(fb::CreateTuple(fbb, vec));
-      fb::Value done(tuples.size() - 1, fb::VKind::Tuple);
-      stack.pop_back();
-      if (stack.empty()) {
-        result = done;
-      } else {
-        stack.back().items.push_back(done);
-      }
-    }
-    return result;
-  }
+  uint32_t Intern(std::string_view s) { return enc.Intern(s); }
+  fb::Value Encode(const Value& v) { return enc.Encode(v); }
 
   uint64_t EstimatedBytes() const {
     return fbb.GetSize() + nodes.size() * sizeof(fb::Node) + refs.size() * 4 +
@@ -206,9 +128,9 @@ struct TraceWriter::Impl {
     auto v_classes = fbb.CreateVectorOfStructs(local_classes);
     auto v_operands = fbb.CreateVector(operands);
     auto v_literals = fbb.CreateVectorOfStructs(literals);
-    auto v_strings = fbb.CreateVector(strings);
-    auto v_tensors = fbb.CreateVector(tensors);
-    auto v_tuples = fbb.CreateVector(tuples);
+    auto v_strings = fbb.CreateVector(enc.strings());
+    auto v_tensors = fbb.CreateVector(enc.tensors());
+    auto v_tuples = fbb.CreateVector(enc.tuples());
     auto v_meta = fbb.CreateVectorOfStructs(meta);
     auto v_functions = fbb.CreateVector(function_irs);
     flatbuffers::Offset<flatbuffers::Vector<const fb::Meta*>> v_tmeta;
@@ -249,14 +171,10 @@ struct TraceWriter::Impl {
     local_classes.clear();
     operands.clear();
     literals.clear();
-    strings.clear();
-    string_ids.clear();
-    tensors.clear();
-    tuples.clear();
+    enc.Clear();
     meta.clear();
     function_irs.clear();
     functions_in_chunk.clear();
-    payload_bytes = 0;
     ++chunk_index;
     return st;
   }

@@ -1,0 +1,83 @@
+// Internal: values into one chunk's FlatBuffers tables (strings, tensors,
+// tuples), shared by the streaming TraceWriter and by the rebuild of an
+// edited chunk (chunk_rebuild.h), so that both encode a value the same way.
+#ifndef IRT_SRC_IO_CHUNK_ENCODER_H_
+#define IRT_SRC_IO_CHUNK_ENCODER_H_
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "irt/value.h"
+#include "irtrace_generated.h"
+
+namespace irt::internal {
+
+/// Encodes values into the tables of the chunk being built in `fbb`.
+/// Strings are interned; tuples are encoded iteratively in post-order, so
+/// that an item always refers to a lower tuple index.
+class ValueEncoder {
+ public:
+  explicit ValueEncoder(flatbuffers::FlatBufferBuilder* fbb) : fbb_(fbb) {}
+
+  /// The index of `s` in the string table, adding it when new.
+  uint32_t Intern(std::string_view s) {
+    auto it = string_ids_.find(std::string(s));
+    if (it != string_ids_.end()) return it->second;
+    return AddString(s);
+  }
+  /// Appends `s` even when it is already there (a copied table keeps its
+  /// indices); Intern finds the first copy.
+  uint32_t AddString(std::string_view s) {
+    uint32_t id = static_cast<uint32_t>(strings_.size());
+    strings_.push_back(fbb_->CreateString(s.data(), s.size()));
+    string_ids_.emplace(std::string(s), id);
+    return id;
+  }
+  uint32_t AddTensor(const Tensor& t);
+  /// Appends a tuple whose items are already encoded.
+  uint32_t AddTuple(const std::vector<fb::Value>& items) {
+    tuples_.push_back(fb::CreateTuple(*fbb_, fbb_->CreateVectorOfStructs(items)));
+    return static_cast<uint32_t>(tuples_.size() - 1);
+  }
+
+  fb::Value Encode(const Value& v) {
+    switch (v.kind()) {
+      case VKind::kString:
+      case VKind::kFunction:
+        return fb::Value(Intern(v.str()), static_cast<fb::VKind>(v.kind()));
+      case VKind::kTensor:
+        return fb::Value(AddTensor(v.tensor()), fb::VKind::Tensor);
+      case VKind::kTuple:
+        return EncodeTuple(v);
+      default:
+        return fb::Value(v.bits(), static_cast<fb::VKind>(v.kind()));
+    }
+  }
+
+  const std::vector<flatbuffers::Offset<flatbuffers::String>>& strings() const { return strings_; }
+  const std::vector<flatbuffers::Offset<fb::Tensor>>& tensors() const { return tensors_; }
+  const std::vector<flatbuffers::Offset<fb::Tuple>>& tuples() const { return tuples_; }
+  /// Tensor bytes (data and shapes) added since the last Clear.
+  uint64_t payload_bytes() const { return payload_bytes_; }
+  /// Forgets the tables, for the next chunk (after fbb's Clear).
+  void Clear();
+
+ private:
+  fb::Value EncodeTuple(const Value& root);
+
+  flatbuffers::FlatBufferBuilder* fbb_;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> strings_;
+  std::unordered_map<std::string, uint32_t> string_ids_;
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors_;
+  std::vector<flatbuffers::Offset<fb::Tuple>> tuples_;
+  uint64_t payload_bytes_ = 0;
+};
+
+}  // namespace irt::internal
+
+#endif  // IRT_SRC_IO_CHUNK_ENCODER_H_

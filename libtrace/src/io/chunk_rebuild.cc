@@ -1,0 +1,219 @@
+// The rebuild of an edited chunk (chunk_rebuild.h): every table copied,
+// the edits' values encoded by the writer's ValueEncoder.
+#include "io/chunk_rebuild.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+#include "chunk.h"
+#include "io/chunk_encoder.h"
+#include "irtrace_generated.h"
+
+namespace irt::internal {
+
+namespace {
+
+// Copies a FlatBuffers vector of structs (whose iterators yield pointers).
+template <typename T>
+std::vector<T> CopyStructs(const flatbuffers::Vector<const T*>* v) {
+  std::vector<T> out;
+  if (v == nullptr) return out;
+  out.reserve(v->size());
+  for (const T* p : *v) out.push_back(*p);
+  return out;
+}
+
+// Copies a verified chunk into a new FlatBuffer with the edits applied.
+// Everything is copied index for index, so every index of the old chunk
+// stays valid; new strings, tensors, tuples, literals, operands and classes
+// are appended after the old ones.
+class ChunkBuilder {
+ public:
+  explicit ChunkBuilder(const fb::Chunk* c) : c_(c), fbb_(1 << 16), enc_(&fbb_) {}
+
+  Result<std::vector<uint8_t>> Build(const ChunkEdit& e) {
+    const fb::Chunk* c = c_;
+    // Strings, tensors, tuples, functions, producer: copied in order.
+    if (c->strings()) {
+      for (const flatbuffers::String* s : *c->strings()) {
+        enc_.AddString(s->string_view());
+      }
+    }
+    if (c->tensors()) {
+      for (const fb::Tensor* t : *c->tensors()) {
+        Tensor copy;
+        copy.dtype = static_cast<DType>(t->dtype());
+        if (t->shape()) copy.shape.assign(t->shape()->begin(), t->shape()->end());
+        if (t->data()) copy.data.assign(t->data()->begin(), t->data()->end());
+        enc_.AddTensor(copy);
+      }
+    }
+    if (c->tuples()) {
+      for (const fb::Tuple* t : *c->tuples()) {
+        enc_.AddTuple(CopyStructs(t->items()));
+      }
+    }
+    std::vector<flatbuffers::Offset<fb::FunctionIR>> functions;
+    if (c->functions()) {
+      for (const fb::FunctionIR* f : *c->functions()) {
+        auto ir = f->ir() ? fbb_.CreateString(f->ir()->data(), f->ir()->size())
+                          : flatbuffers::Offset<flatbuffers::String>();
+        flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
+        if (f->branches()) {
+          std::vector<fb::Branch> copy = CopyStructs(f->branches());
+          branches = fbb_.CreateVectorOfStructs(copy);
+        }
+        functions.push_back(fb::CreateFunctionIR(fbb_, f->name(), ir, f->blocks(), branches));
+      }
+    }
+    flatbuffers::Offset<fb::Producer> producer;
+    if (c->producer()) {
+      const fb::Producer* p = c->producer();
+      auto name = p->name() ? fbb_.CreateString(p->name()->data(), p->name()->size())
+                            : flatbuffers::Offset<flatbuffers::String>();
+      auto version = p->version() ? fbb_.CreateString(p->version()->data(), p->version()->size())
+                                  : flatbuffers::Offset<flatbuffers::String>();
+      producer = fb::CreateProducer(fbb_, name, version);
+    }
+    // Columns.
+    std::vector<fb::Node> nodes = CopyStructs(c->nodes());
+    std::vector<fb::NodeClass> classes = CopyStructs(c->classes());
+    std::vector<uint32_t> operands;
+    if (c->operands()) operands.assign(c->operands()->begin(), c->operands()->end());
+    std::vector<fb::Value> literals = CopyStructs(c->literals());
+    std::vector<uint32_t> refs;
+    if (c->refs()) refs.assign(c->refs()->begin(), c->refs()->end());
+    std::vector<fb::Meta> meta = CopyStructs(c->meta());
+
+    // The root marker's arguments: a copy of its class with new literals.
+    if (!e.root_operands.empty() && !nodes.empty()) {
+      fb::NodeClass k = classes[nodes[0].cls()];
+      uint32_t first = static_cast<uint32_t>(operands.size());
+      for (uint32_t j = 0; j < k.n_operands(); ++j) {
+        uint32_t o = operands[k.first_operand() + j];
+        for (const auto& [idx, v] : e.root_operands) {
+          if (idx == j && o != 0) {
+            literals.push_back(enc_.Encode(v));
+            o = static_cast<uint32_t>(literals.size());
+          }
+        }
+        operands.push_back(o);
+      }
+      classes.emplace_back(k.op(), k.block(), k.pos(), k.aux(), first, k.line(), k.col(),
+                           k.n_operands(), k.kind(), k.vkind(), k.flags());
+      nodes[0] = fb::Node(nodes[0].value(), static_cast<uint32_t>(classes.size() - 1),
+                          nodes[0].first_ref());
+    }
+    // New node values; a value of another kind gets a copy of its class.
+    std::map<std::pair<uint32_t, uint8_t>, uint32_t> reclassed;
+    for (const auto& [local, v] : e.values) {
+      if (local >= nodes.size()) return Internal("replay: edit of a node outside its chunk");
+      fb::Node n = nodes[local];
+      fb::Value enc = enc_.Encode(v);
+      uint32_t cls = n.cls();
+      if (classes[cls].vkind() != enc.vkind()) {
+        auto key = std::make_pair(cls, static_cast<uint8_t>(enc.vkind()));
+        auto it = reclassed.find(key);
+        if (it == reclassed.end()) {
+          const fb::NodeClass k = classes[cls];
+          classes.emplace_back(k.op(), k.block(), k.pos(), k.aux(), k.first_operand(), k.line(),
+                               k.col(), k.n_operands(), k.kind(), enc.vkind(), k.flags());
+          it = reclassed.emplace(key, static_cast<uint32_t>(classes.size() - 1)).first;
+        }
+        cls = it->second;
+      }
+      nodes[local] = fb::Node(enc.bits(), cls, n.first_ref());
+    }
+    bool truncated = e.keep != ~0u && e.keep < nodes.size();
+    if (truncated) {
+      nodes.resize(e.keep);
+      meta.erase(std::remove_if(meta.begin(), meta.end(),
+                                [&](const fb::Meta& m) { return m.node() >= e.keep; }),
+                 meta.end());
+    }
+    auto key_of = [&](uint32_t k) -> std::string_view {
+      return k < c->strings()->size() ? c->strings()->Get(k)->string_view() : std::string_view();
+    };
+    for (fb::Meta& m : meta) {
+      for (const auto& [node, key, v] : e.meta) {
+        if (m.node() == node && key_of(m.key()) == key)
+          m = fb::Meta(enc_.Encode(v), m.node(), m.key());
+      }
+    }
+    std::vector<fb::Meta> tmeta;
+    bool last = c->last() && !truncated && e.keep == ~0u;
+    if (last) tmeta = CopyStructs(c->trace_meta());
+    for (fb::Meta& m : tmeta) {
+      for (const auto& [key, v] : e.trace_meta) {
+        if (key_of(m.key()) == key) m = fb::Meta(enc_.Encode(v), m.node(), m.key());
+      }
+    }
+
+    auto v_nodes = fbb_.CreateVectorOfStructs(nodes);
+    auto v_refs = fbb_.CreateVector(refs);
+    auto v_classes = fbb_.CreateVectorOfStructs(classes);
+    auto v_operands = fbb_.CreateVector(operands);
+    auto v_literals = fbb_.CreateVectorOfStructs(literals);
+    auto v_strings = fbb_.CreateVector(enc_.strings());
+    auto v_tensors = fbb_.CreateVector(enc_.tensors());
+    auto v_tuples = fbb_.CreateVector(enc_.tuples());
+    auto v_meta = fbb_.CreateVectorOfStructs(meta);
+    auto v_functions = fbb_.CreateVector(functions);
+    flatbuffers::Offset<flatbuffers::Vector<const fb::Meta*>> v_tmeta;
+    if (last) v_tmeta = fbb_.CreateVectorOfStructs(tmeta);
+    fb::ChunkBuilder cb(fbb_);
+    cb.add_format_major(c->format_major());
+    cb.add_format_minor(c->format_minor());
+    if (!producer.IsNull()) cb.add_producer(producer);
+    cb.add_index(c->index());
+    cb.add_base(c->base());
+    cb.add_base_depth(c->base_depth());
+    cb.add_nodes(v_nodes);
+    cb.add_refs(v_refs);
+    cb.add_classes(v_classes);
+    cb.add_operands(v_operands);
+    cb.add_literals(v_literals);
+    cb.add_strings(v_strings);
+    cb.add_tensors(v_tensors);
+    cb.add_tuples(v_tuples);
+    cb.add_meta(v_meta);
+    cb.add_functions(v_functions);
+    if (last) {
+      cb.add_last(true);
+      cb.add_total_nodes(c->total_nodes());
+      cb.add_trace_meta(v_tmeta);
+    }
+    fbb_.FinishSizePrefixed(cb.Finish(), kFileIdentifier);
+    if (fbb_.GetSize() > kMaxChunkBytes) {
+      return Unsupported("chunk " + std::to_string(c->index()) +
+                         " would be larger than a chunk may be after the replay");
+    }
+    return std::vector<uint8_t>(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+  }
+
+ private:
+  const fb::Chunk* c_;
+  flatbuffers::FlatBufferBuilder fbb_;
+  ValueEncoder enc_;
+};
+
+}  // namespace
+
+Result<std::vector<uint8_t>> RebuildChunk(const fb::Chunk* chunk, const ChunkEdit& edit) {
+  return ChunkBuilder(chunk).Build(edit);
+}
+
+const fb::Chunk* RebuiltChunk(const std::vector<uint8_t>& bytes) {
+  return fb::GetSizePrefixedChunk(bytes.data());
+}
+
+Value RebuiltValue(const std::vector<uint8_t>& bytes, uint32_t local) {
+  const fb::Chunk* c = RebuiltChunk(bytes);
+  const fb::Node* n = c->nodes()->Get(local);
+  return DecodeValue(c, n->value(), c->classes()->Get(n->cls())->vkind());
+}
+
+}  // namespace irt::internal
