@@ -22,6 +22,7 @@
 #include "graph/path.h"
 #include "io/chunk_rebuild.h"
 #include "irt/graph.h"
+#include "irt/ops.h"
 
 namespace irt {
 
@@ -128,11 +129,13 @@ class Walker {
     uint32_t index = ~0u;
     NodeId lo = 0, hi = 0;
     const internal::ChunkColumns* columns = nullptr;
-    // Per class: its primitive, looked up once (the table is keyed by name).
+    // Per class: its primitive, looked up once (by name; a class fixes the
+    // arity). A caller-registered entry comes first, then the standard row.
     struct Op {
       bool looked_up = false;
       bool known = false;
       const PrimitiveEntry* entry = nullptr;
+      const OpDef* def = nullptr;
     };
     std::vector<Op> ops;
     ChunkEdit edit;  // values in ascending local order
@@ -164,7 +167,8 @@ class Walker {
     if (!o.looked_up) {
       o.looked_up = true;
       o.entry = table_.Find(v.op());
-      o.known = o.entry != nullptr || table_.Knows(v.op(), v.num_operands());
+      if (o.entry == nullptr) o.def = FindOp(v.op(), v.num_operands());
+      o.known = o.entry != nullptr || o.def != nullptr;
     }
     return o;
   }
@@ -386,9 +390,10 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
       const PrimitiveEntry* e = o.entry;
       if (e != nullptr && e->random) return Status::Ok();  // a draw keeps its recorded value
       if (!o.known) {
-        return Unsupported(Where(t_, id) + ": cannot re-evaluate ⟨" + DisplayString(op) +
-                           "⟩: no primitive named '" + DisplayString(op) +
-                           "' (a call recorded without its body cannot be replayed)");
+        return Unsupported(Where(t_, id) + ": cannot re-evaluate ⟨" + DisplayString(op) + "⟩: '" +
+                           DisplayString(op) +
+                           "' is not in the standard operation set (irt-ops(7)) nor a call "
+                           "recorded with its body");
       }
       args_.clear();
       for (size_t i = 0; i < v.num_operands(); ++i) {
@@ -396,7 +401,7 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
         args_.push_back(std::move(a));
       }
       ++r_->evaluated;
-      Result<Value> res = e != nullptr ? e->fn(args_) : table_.Apply(op, args_);
+      Result<Value> res = e != nullptr ? e->fn(args_) : ApplyOp(*o.def, args_);
       if (!res) {
         if (res.error().code() != Code::kRuntimeError) {
           return Status(res.error().code(), Where(t_, id) + ": cannot re-evaluate ⟨" +
@@ -467,7 +472,7 @@ Status Walker::Evaluate(NodeId id, const NodeView& v, Value* nv, bool* has_new) 
         args_.push_back(std::move(a));
       }
       ++r_->evaluated;
-      Result<Value> res = e != nullptr ? e->fn(args_) : table_.Apply(op, args_);
+      Result<Value> res = e != nullptr ? e->fn(args_) : ApplyOp(*o.def, args_);
       std::optional<Value> old = v.meta("error");
       std::string old_msg = old && old->kind() == VKind::kString ? old->str() : "";
       if (!res && res.error().code() == Code::kRuntimeError) {
