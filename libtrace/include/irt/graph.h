@@ -39,6 +39,8 @@ Result<std::vector<Child>> Children(const Trace& trace, const Child& call);
 Result<std::vector<uint64_t>> ParseNodePath(std::string_view path);
 
 /// Resolves "@8/@4" (1-based positions, from the root). "" or "@" is the root.
+/// kUsage for a malformed path or a step below a node that is not a call;
+/// kNotFound when a call has fewer children than the path asks.
 Result<Child> ResolvePath(const Trace& trace, std::string_view path);
 
 /// A stretch of a call's body: either one nested call (from its marker to
