@@ -30,6 +30,7 @@
 #include "irt/graph.h"
 #include "irt/json.h"
 #include "irt/print.h"
+#include "print/notation.h"
 #include "tempfile.h"
 
 namespace irt {
@@ -340,6 +341,8 @@ class Differ {
     tol_.atol = o.atol;
     fo_.max_elements = o.max_elements;
     ignore_.insert(o.ignore_meta.begin(), o.ignore_meta.end());
+    notation_.format = fo_;
+    notation_.ignore_meta = &ignore_;
     text_ = o.format == DiffFormat::kText;
     json_ = o.format == DiffFormat::kJson;
   }
@@ -398,12 +401,6 @@ class Differ {
   std::string FramePath(size_t frame, int s) const;
   std::string NodePath(size_t frame, int s, uint64_t pos) const;
   Result<int64_t> PositionOf(int s, const Frame& f, NodeId ref, NodeId from, uint64_t from_pos);
-  Status AppendOperand(std::string& out, int s, const Frame* f, const Operand& o, NodeId from,
-                       uint64_t from_pos);
-  Status AppendCall(std::string& out, int s, const Frame* f, const NodeView& v, bool nested,
-                    NodeId from, uint64_t from_pos);
-  Status AppendResult(std::string& out, int s, NodeId end);
-  void AppendMeta(std::string& out, const NodeView& v);
   Status AppendLine(std::string& out, int s, const Frame& f, NodeId id, NodeId end, uint64_t pos);
   Status AppendRootLine(std::string& out, int s, NodeId root_end);
   Result<std::vector<Item>> PrevChildren(int s, const Frame& f, NodeId id, NodeId end, uint64_t pos,
@@ -432,6 +429,7 @@ class Differ {
   Tolerance tol_;
   FormatOptions fo_;
   std::set<std::string, std::less<>> ignore_;
+  internal::NotationOptions notation_;
   bool text_ = false, json_ = false;
   DiffSummary sum_;
   std::vector<Frame> stack_;
@@ -1023,174 +1021,23 @@ Result<int64_t> Differ::PositionOf(int s, const Frame& f, NodeId ref, NodeId fro
   return i == ref ? static_cast<int64_t>(p) : int64_t{-1};
 }
 
-Status Differ::AppendOperand(std::string& out, int s, const Frame* f, const Operand& o, NodeId from,
-                             uint64_t from_pos) {
-  if (!o.is_ref) {
-    out += "⟨";
-    out += FormatValue(o.literal, fo_);
-    out += "⟩";
-    return Status::Ok();
-  }
-  int64_t p = -1;
-  if (f != nullptr) {
-    IRT_ASSIGN_OR_RETURN(p, PositionOf(s, *f, o.ref, from, from_pos));
-  }
-  if (p >= 0) {
-    out += '@';
-    AppendU(out, static_cast<uint64_t>(p) + 1);
-  } else {
-    out += '#';
-    AppendU(out, o.ref);
-  }
-  return Status::Ok();
-}
-
-Status Differ::AppendCall(std::string& out, int s, const Frame* f, const NodeView& v, bool nested,
-                          NodeId from, uint64_t from_pos) {
-  if (v.kind() == NodeKind::kSpecial) {
-    out += "$(";
-    out += DisplayString(v.op());
-    out += ")";
-  } else {
-    out += "⟨";
-    out += DisplayString(v.op());
-    out += "⟩";
-  }
-  out += '(';
-  size_t n = v.num_operands();
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out += ", ";
-    IRT_RETURN_IF_ERROR(AppendOperand(out, s, f, v.operand(i), from, from_pos));
-  }
-  if (nested) out += n > 0 ? ", ()..." : "()...";
-  out += ')';
-  return Status::Ok();
-}
-
-Status Differ::AppendResult(std::string& out, int s, NodeId end) {
-  if (end == kNoNode) {
-    out += " → (unfinished)";
-    return Status::Ok();
-  }
-  IRT_ASSIGN_OR_RETURN(NodeView e, Node(s, end));
-  if (e.kind() == NodeKind::kError) {
-    out += " → error";
-  } else {
-    Value v = e.value();
-    out += " → ";
-    out += FormatValue(v, fo_);
-    out += "::";
-    out += TypeName(v);
-  }
-  return Status::Ok();
-}
-
-void Differ::AppendMeta(std::string& out, const NodeView& v) {
-  bool first = true;
-  for (const MetaEntry& m : v.meta()) {
-    if (v.kind() == NodeKind::kError && m.key == "error") continue;
-    if (ignore_.count(m.key)) continue;
-    out += first ? "  # " : ", ";
-    first = false;
-    out += m.key;
-    out += " = ";
-    out += FormatValue(m.value, fo_);
-  }
-}
-
 // One node in irt-print's notation, relative to f's body.
 Status Differ::AppendLine(std::string& out, int s, const Frame& f, NodeId id, NodeId end,
                           uint64_t pos) {
   IRT_ASSIGN_OR_RETURN(NodeView v, Node(s, id));
-  out += '@';
-  AppendU(out, pos + 1);
-  out += ": [";
-  if (v.kind() == NodeKind::kArgument) out += "Arg:";
-  if (v.kind() == NodeKind::kConstant) out += "Const:";
-  Location l = v.location();
-  out += "§";
-  AppendU(out, l.block);
-  out += l.is_branch ? ":&" : ":%";
-  AppendU(out, l.pos);
-  out += "] ";
-  auto value = [&](const Value& x) {
-    out += FormatValue(x, fo_);
-    out += "::";
-    out += TypeName(x);
+  auto name = [&](std::string& o, NodeId ref) -> Status {
+    IRT_ASSIGN_OR_RETURN(int64_t p, PositionOf(s, f, ref, id, pos));
+    if (p < 0) return internal::NameById(o, ref);
+    o += '@';
+    AppendU(o, static_cast<uint64_t>(p) + 1);
+    return Status::Ok();
   };
-  switch (v.kind()) {
-    case NodeKind::kArgument:
-      if (v.block_arg_index() != 0 && v.num_operands() == 1) {
-        IRT_RETURN_IF_ERROR(AppendOperand(out, s, &f, v.operand(0), id, pos));
-        out += '#';
-        AppendU(out, v.block_arg_index());
-        out += " → ";
-      }
-      value(v.value());
-      break;
-    case NodeKind::kConstant:
-      out += FormatValue(v.value(), fo_);
-      break;
-    case NodeKind::kPrimitive:
-    case NodeKind::kSpecial:
-      IRT_RETURN_IF_ERROR(AppendCall(out, s, &f, v, false, id, pos));
-      out += " → ";
-      value(v.value());
-      break;
-    case NodeKind::kCall:
-      IRT_RETURN_IF_ERROR(AppendCall(out, s, &f, v, true, id, pos));
-      IRT_RETURN_IF_ERROR(AppendResult(out, s, end));
-      break;
-    case NodeKind::kJump: {
-      out += "goto §";
-      AppendU(out, v.jump_target());
-      size_t n = v.num_operands() - (v.has_condition() ? 1 : 0);
-      if (n > 0) {
-        out += " (";
-        for (size_t i = 0; i < n; ++i) {
-          if (i > 0) out += ", ";
-          IRT_RETURN_IF_ERROR(AppendOperand(out, s, &f, v.operand(i), id, pos));
-        }
-        out += ')';
-      }
-      if (v.has_condition()) {
-        out += " since ";
-        IRT_RETURN_IF_ERROR(AppendOperand(out, s, &f, v.operand(n), id, pos));
-        out += v.taken_when() ? " == true" : " == false";
-      }
-      break;
-    }
-    case NodeKind::kReturn:
-      out += "return ";
-      if (v.num_operands() > 0) {
-        IRT_RETURN_IF_ERROR(AppendOperand(out, s, &f, v.operand(0), id, pos));
-      }
-      out += " → ";
-      value(v.value());
-      break;
-    case NodeKind::kError: {
-      if (!v.op().empty()) {
-        IRT_RETURN_IF_ERROR(AppendCall(out, s, &f, v, false, id, pos));
-        out += ' ';
-      }
-      out += "→ error";
-      if (auto msg = v.meta("error"); msg && msg->kind() == VKind::kString) {
-        out += ": ";
-        out += msg->str();
-      }
-      break;
-    }
-  }
-  AppendMeta(out, v);
-  return Status::Ok();
+  return internal::AppendNodeLine(out, *t_[s], v, pos, end, name, notation_);
 }
 
 Status Differ::AppendRootLine(std::string& out, int s, NodeId root_end) {
   IRT_ASSIGN_OR_RETURN(NodeView v, Node(s, 0));
-  IRT_RETURN_IF_ERROR(AppendCall(out, s, nullptr, v, true, 0, 0));
-  IRT_RETURN_IF_ERROR(AppendResult(out, s, root_end));
-  AppendMeta(out, v);
-  return Status::Ok();
+  return internal::AppendRootCallLine(out, *t_[s], v, root_end, notation_);
 }
 
 // Up to `count` children before the child (id, end, pos) of f's side s,

@@ -16,6 +16,7 @@
 #include "irt/graph.h"
 #include "irt/print.h"
 #include "irt/slice.h"
+#include "print/notation.h"
 
 namespace irt {
 
@@ -52,40 +53,26 @@ std::string Escape(std::string_view s) {
   return out;
 }
 
-// "@4: [§1:%4] ⟨sin⟩(@2) → 0.84::Float64" as three lines:
-// "@4: [§1:%4]", "⟨sin⟩(@2)", "→ 0.84::Float64".
-std::string SplitLine(const std::string& line) {
+// The label of child `pos` of `body`: its line in irt-print's notation,
+// without metadata; with `split`, one piece a line: "@4: [§1:%4]",
+// "⟨sin⟩(@2)", "→ 0.84::Float64".
+Result<std::string> NodeLabel(const Trace& trace, const CallBody& body, size_t pos,
+                              const internal::NotationOptions& no, bool split) {
+  Child c = body[pos];
+  IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(c.id));
+  internal::NameInBody name{body};
   std::string out;
-  size_t head = line.find("] ");
-  if (head == std::string::npos) return line;
-  out = line.substr(0, head + 1);
-  std::string rest = line.substr(head + 2);
-  size_t arrow = rest.find(" → ");
-  if (arrow == std::string::npos) {
-    out += "\n" + rest;
-  } else {
-    if (arrow > 0) out += "\n" + rest.substr(0, arrow);
-    out += "\n" + rest.substr(arrow + 1);
+  if (!split) {
+    IRT_RETURN_IF_ERROR(internal::AppendNodeLine(out, trace, v, pos, c.end, name, no));
+    return out;
   }
-  return out;
-}
-
-// The root call as irt-print heads a listing: ⟨h⟩(⟨2.0⟩, ⟨2⟩, ()...) → 3.0::Float64.
-Result<std::string> RootLine(const Trace& trace, const Child& root, const FormatOptions& fo) {
-  IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(root.id));
-  std::string out = "⟨" + DisplayString(v.op()) + "⟩(";
-  for (size_t i = 0; i < v.num_operands(); ++i) {
-    Operand o = v.operand(i);
-    out += o.is_ref ? "#" + std::to_string(o.ref) : "⟨" + FormatValue(o.literal, fo) + "⟩";
-    out += ", ";
-  }
-  out += "()...)";
-  IRT_ASSIGN_OR_RETURN(NodeView e, trace.node(root.end));
-  if (e.kind() == NodeKind::kReturn) {
-    Value r = e.value();
-    out += " → " + FormatValue(r, fo) + "::" + TypeName(r);
-  } else {
-    out += " → error";
+  internal::AppendNodeHead(out, v, pos);
+  out += '\n';
+  size_t body_at = out.size();
+  IRT_RETURN_IF_ERROR(internal::AppendNodeBody(out, v, name, no.format));
+  if (internal::HasResult(v)) {
+    if (out.size() != body_at) out += '\n';
+    IRT_RETURN_IF_ERROR(internal::AppendNodeResult(out, trace, v, c.end, no.format));
   }
   return out;
 }
@@ -118,8 +105,8 @@ class DotBuilder {
   DotBuilder(const Trace& trace, const DotOptions& opts)
       : trace_(trace), opts_(opts), conditions_(trace) {
     fo_.max_elements = opts.max_elements;
-    popts_.show_meta = false;
-    popts_.max_elements = opts.max_elements;
+    notation_.format = fo_;
+    notation_.show_meta = false;
     disc_.mem = &AgMemDisc;
     disc_.id = &AgIdDisc;
     disc_.io = &kOutputIo;
@@ -181,9 +168,10 @@ class DotBuilder {
     }
     std::string head_line;
     if (parent) {
-      IRT_ASSIGN_OR_RETURN(head_line, FormatNode(trace_, *parent, head_pos, popts_));
+      IRT_ASSIGN_OR_RETURN(head_line, NodeLabel(trace_, *parent, head_pos, notation_, false));
     } else {
-      IRT_ASSIGN_OR_RETURN(head_line, RootLine(trace_, root, fo_));
+      IRT_ASSIGN_OR_RETURN(NodeView rv, trace_.node(root.id));
+      IRT_RETURN_IF_ERROR(internal::AppendRootCallLine(head_line, trace_, rv, root.end, notation_));
     }
     agsafeset(g_, C("label"), C(Escape(head_line)), C(""));
     if (!head.is_call()) {
@@ -336,9 +324,9 @@ class DotBuilder {
     IRT_RETURN_IF_ERROR(Count(1));
     Child c = body[pos];
     IRT_ASSIGN_OR_RETURN(NodeView v, trace_.node(c.id));
-    IRT_ASSIGN_OR_RETURN(std::string line, FormatNode(trace_, body, pos, popts_));
+    IRT_ASSIGN_OR_RETURN(std::string label, NodeLabel(trace_, body, pos, notation_, true));
+    label += MetaLines(v);
     Agnode_t* n = agnode(g, C("n" + std::to_string(c.id)), 1);
-    std::string label = SplitLine(line) + MetaLines(v);
     NodeId value_id = c.id;
     if (c.is_call()) {
       value_id = c.end;
@@ -441,7 +429,7 @@ class DotBuilder {
       }
       // A cluster: labelled with the call's line; its arguments' references
       // bring the data in, its return's users take the result out.
-      IRT_ASSIGN_OR_RETURN(std::string line, FormatNode(trace_, f.body, pos, popts_));
+      IRT_ASSIGN_OR_RETURN(std::string line, NodeLabel(trace_, f.body, pos, notation_, false));
       IRT_ASSIGN_OR_RETURN(NodeView mv, trace_.node(c.id));
       std::string name = "cluster_" + std::to_string(c.id);
       Agraph_t* sub = agsubg(f.graph, C(name), 1);
@@ -460,7 +448,7 @@ class DotBuilder {
   const DotOptions& opts_;
   BranchConditions conditions_;
   FormatOptions fo_;
-  PrintOptions popts_;
+  internal::NotationOptions notation_;
   Agdisc_t disc_{};
   Agraph_t* g_ = nullptr;
   uint64_t count_ = 0;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "irt/json.h"
+#include "print/notation.h"
 
 namespace irt {
 
@@ -19,182 +20,19 @@ void AppendU(std::string& out, uint64_t v) {
   out.append(buf, p);
 }
 
-void AppendLocation(std::string& out, const NodeView& v) {
-  Location l = v.location();
-  out += "§";
-  AppendU(out, l.block);
-  out += l.is_branch ? ":&" : ":%";
-  AppendU(out, l.pos);
-}
-
-// "@k" for a reference inside `body`, "#id" for one that leaves it.
-void AppendRef(std::string& out, const CallBody& body, NodeId ref) {
-  int64_t p = body.PositionOf(ref);
-  if (p >= 0) {
-    out += '@';
-    AppendU(out, static_cast<uint64_t>(p) + 1);
-  } else {
-    out += '#';
-    AppendU(out, ref);
-  }
-}
-
-void AppendOperand(std::string& out, const CallBody* body, const Operand& o,
-                   const FormatOptions& fo) {
-  if (o.is_ref) {
-    if (body != nullptr) {
-      AppendRef(out, *body, o.ref);
-    } else {
-      out += '#';
-      AppendU(out, o.ref);
-    }
-  } else {
-    out += "⟨";
-    out += FormatValue(o.literal, fo);
-    out += "⟩";
-  }
-}
-
-void AppendValue(std::string& out, const Value& v, const FormatOptions& fo) {
-  out += FormatValue(v, fo);
-  out += "::";
-  out += TypeName(v);
-}
-
-// "⟨op⟩(a, b)" or "⟨op⟩(a, b, ()...)" for nested calls.
-void AppendCall(std::string& out, const NodeView& v, const CallBody* body, bool nested,
-                const FormatOptions& fo) {
-  if (v.kind() == NodeKind::kSpecial) {
-    out += "$(";
-    out += DisplayString(v.op());
-    out += ")";
-  } else {
-    out += "⟨";
-    out += DisplayString(v.op());
-    out += "⟩";
-  }
-  out += '(';
-  size_t n = v.num_operands();
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out += ", ";
-    AppendOperand(out, body, v.operand(i), fo);
-  }
-  if (nested) out += n > 0 ? ", ()..." : "()...";
-  out += ')';
-}
-
-// The result of a nested call, from the node that closes it.
-Status AppendCallResult(std::string& out, const Trace& trace, NodeId end, const FormatOptions& fo) {
-  if (end == kNoNode) {
-    out += " → (unfinished)";
-    return Status::Ok();
-  }
-  IRT_ASSIGN_OR_RETURN(NodeView e, trace.node(end));
-  if (e.kind() == NodeKind::kError) {
-    out += " → error";
-  } else {
-    out += " → ";
-    AppendValue(out, e.value(), fo);
-  }
-  return Status::Ok();
-}
-
-void AppendMeta(std::string& out, const NodeView& v, const FormatOptions& fo) {
-  bool first = true;
-  for (const MetaEntry& m : v.meta()) {
-    if (v.kind() == NodeKind::kError && m.key == "error") continue;  // already on the line
-    out += first ? "  # " : ", ";
-    first = false;
-    out += DisplayString(m.key);
-    out += " = ";
-    out += FormatValue(m.value, fo);
-  }
+internal::NotationOptions Notation(const PrintOptions& opts) {
+  internal::NotationOptions no;
+  no.format.max_elements = opts.max_elements;
+  no.show_meta = opts.show_meta;
+  return no;
 }
 
 Status AppendNodeLine(std::string& out, const Trace& trace, const CallBody& body, size_t pos,
                       const PrintOptions& opts) {
-  FormatOptions fo;
-  fo.max_elements = opts.max_elements;
   Child c = body[pos];
   IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(c.id));
-  out += '@';
-  AppendU(out, pos + 1);
-  out += ": [";
-  switch (v.kind()) {
-    case NodeKind::kArgument:
-      out += "Arg:";
-      break;
-    case NodeKind::kConstant:
-      out += "Const:";
-      break;
-    default:
-      break;
-  }
-  AppendLocation(out, v);
-  out += "] ";
-  switch (v.kind()) {
-    case NodeKind::kArgument:
-      if (v.block_arg_index() != 0 && v.num_operands() == 1) {
-        AppendOperand(out, &body, v.operand(0), fo);
-        out += '#';
-        AppendU(out, v.block_arg_index());
-        out += " → ";
-      }
-      AppendValue(out, v.value(), fo);
-      break;
-    case NodeKind::kConstant:
-      out += FormatValue(v.value(), fo);
-      break;
-    case NodeKind::kPrimitive:
-    case NodeKind::kSpecial:
-      AppendCall(out, v, &body, false, fo);
-      out += " → ";
-      AppendValue(out, v.value(), fo);
-      break;
-    case NodeKind::kCall:
-      AppendCall(out, v, &body, true, fo);
-      IRT_RETURN_IF_ERROR(AppendCallResult(out, trace, c.end, fo));
-      break;
-    case NodeKind::kJump: {
-      out += "goto §";
-      AppendU(out, v.jump_target());
-      size_t n = v.num_operands() - (v.has_condition() ? 1 : 0);
-      if (n > 0) {
-        out += " (";
-        for (size_t i = 0; i < n; ++i) {
-          if (i > 0) out += ", ";
-          AppendOperand(out, &body, v.operand(i), fo);
-        }
-        out += ')';
-      }
-      if (v.has_condition()) {
-        out += " since ";
-        AppendOperand(out, &body, v.operand(n), fo);
-        out += v.taken_when() ? " == true" : " == false";
-      }
-      break;
-    }
-    case NodeKind::kReturn:
-      out += "return ";
-      if (v.num_operands() > 0) AppendOperand(out, &body, v.operand(0), fo);
-      out += " → ";
-      AppendValue(out, v.value(), fo);
-      break;
-    case NodeKind::kError: {
-      if (!v.op().empty()) {
-        AppendCall(out, v, &body, false, fo);
-        out += ' ';
-      }
-      out += "→ error";
-      if (auto msg = v.meta("error"); msg && msg->kind() == VKind::kString) {
-        out += ": ";
-        out += DisplayString(msg->str());
-      }
-      break;
-    }
-  }
-  if (opts.show_meta) AppendMeta(out, v, fo);
-  return Status::Ok();
+  internal::NameInBody name{body};
+  return internal::AppendNodeLine(out, trace, v, pos, c.end, name, Notation(opts));
 }
 
 // The line that heads a listing: the root call, or the node at a path.
@@ -230,13 +68,8 @@ Result<Head> FindHead(const Trace& trace, const std::string& path) {
 Status AppendHeadLine(std::string& out, const Trace& trace, const Head& h,
                       const PrintOptions& opts) {
   if (h.parent) return AppendNodeLine(out, trace, *h.parent, h.pos, opts);
-  FormatOptions fo;
-  fo.max_elements = opts.max_elements;
   IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(h.node.id));
-  AppendCall(out, v, nullptr, true, fo);
-  IRT_RETURN_IF_ERROR(AppendCallResult(out, trace, h.node.end, fo));
-  if (opts.show_meta) AppendMeta(out, v, fo);
-  return Status::Ok();
+  return internal::AppendRootCallLine(out, trace, v, h.node.end, Notation(opts));
 }
 
 void Indent(std::string& out, uint32_t level, uint32_t max_indent) {
@@ -262,7 +95,7 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
   AppendJsonString(out, NodeKindName(v.kind()));
   Location l = v.location();
   std::string loc;
-  AppendLocation(loc, v);
+  internal::AppendLocation(loc, l);
   out += ",\"location\":";
   AppendJsonString(out, loc);
   out += ",\"block\":";
