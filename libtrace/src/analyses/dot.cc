@@ -13,6 +13,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "column_reader.h"
 #include "irt/graph.h"
 #include "irt/print.h"
 #include "irt/slice.h"
@@ -21,8 +22,6 @@
 namespace irt {
 
 namespace {
-
-bool Closes(NodeKind k) { return k == NodeKind::kReturn || k == NodeKind::kError; }
 
 // cgraph takes char* everywhere and copies what it keeps.
 char* C(const std::string& s) { return const_cast<char*>(s.c_str()); }
@@ -85,7 +84,7 @@ Result<uint64_t> CountChildren(const Trace& trace, const Child& call, uint64_t l
   while (i > call.id + 1 && n <= limit) {
     --i;
     IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
-    if (Closes(v.kind())) {
+    if (internal::IsCloser(v.kind())) {
       NodeId m = v.closes();
       if (m <= call.id || m >= i) {
         return DataError(trace.name() + ": node " + std::to_string(i) + " closes node " +
@@ -335,7 +334,7 @@ class DotBuilder {
     } else if (v.kind() == NodeKind::kJump) {
       agsafeset(n, C("shape"), C("cds"), C(""));
       agsafeset(n, C("style"), C(""), C(""));
-    } else if (Closes(v.kind())) {
+    } else if (internal::IsCloser(v.kind())) {
       agsafeset(n, C("peripheries"), C("2"), C("1"));
     } else if (v.kind() == NodeKind::kArgument) {
       agsafeset(n, C("shape"), C("invhouse"), C(""));
@@ -368,7 +367,7 @@ class DotBuilder {
         auto w = trace_.node(c.id);
         if (!w.ok()) break;
         NodeKind k = w->kind();
-        if (k == NodeKind::kJump || Closes(k) || w->location().pos != ssa) continue;
+        if (k == NodeKind::kJump || internal::IsCloser(k) || w->location().pos != ssa) continue;
         NodeId id = c.is_call() ? c.end : c.id;
         Agnode_t* from = Source(id);
         if (from == nullptr) break;
