@@ -1,0 +1,448 @@
+// irt::EmitGradientTrace: the backward pass written as a trace (the
+// recomputed primal, then the adjoint nodes, then the return), by running
+// each rule's reverse program with an observer that emits its instructions.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "irt/grad.h"
+#include "irt/print.h"
+#include "irt/writer.h"
+
+// Last: it turns on the popcnt instruction for the rest of the file.
+#include "analyses/grad/engine.h"
+
+namespace irt {
+
+using internal::Program;
+using internal::grad::CheckSomeDifferentiable;
+using internal::grad::ClassInfo;
+using internal::grad::GradEngine;
+using internal::grad::Now;
+using internal::grad::OperandVal;
+using internal::grad::Prepared;
+using internal::grad::RevCache;
+using internal::grad::ScalarDouble;
+using internal::grad::ScalarValue;
+
+namespace {
+
+// Writes the backward pass as a trace: a flat root body holding the
+// recomputed active primal, then the adjoint nodes, then the return.
+class Emitter : public internal::ProgramObserver {
+ public:
+  struct Ref {
+    NodeId node = kNoNode;  // kNoNode: a literal (or absent, when value is none)
+    Value value;
+    bool absent() const { return node == kNoNode && value.is_none(); }
+  };
+
+  Emitter(GradEngine& e, TraceWriter& w, const GradOptions& opts) : e_(e), w_(w), opts_(opts) {}
+
+  Result<std::vector<Value>> Run(const GradResult& r, const std::vector<uint32_t>& returned);
+
+  void OnConst(int32_t reg, const Value& v) override {
+    regs_[static_cast<size_t>(reg)] = {kNoNode, v};
+  }
+  Status OnInstr(const internal::Instr& in, const std::vector<Value>& values) override;
+
+ private:
+  ClassId Class(const ClassSpec& s);
+  NodeId Emit(NodeKind kind, const std::string& op, const std::vector<Ref>& args, const Value& v,
+              const Location& loc, NodeId adjoint_of);
+  Location LocOf(NodeId orig);
+  NodeId PrimalOf(NodeId orig);
+  Result<NodeId> RefFor(NodeId orig);
+  Status EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, uint64_t slot);
+  Status ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, NodeId marker,
+                   const Rule* rule);
+  Status Accumulate(NodeId target, const Ref& c);
+  Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
+  Result<NodeId> AsNode(const Ref& r, NodeId target);
+
+  GradEngine& e_;
+  TraceWriter& w_;
+  [[maybe_unused]] const GradOptions& opts_;
+  std::unordered_map<std::string, ClassId> classes_;
+  std::unordered_map<NodeId, NodeId> root_new_;   // original root argument -> its copy
+  std::unordered_map<NodeId, NodeId> constants_;  // original inactive node -> Constant copy
+  std::vector<NodeId> prim_;                      // by slot: the active node's primal copy
+  std::vector<Ref> adj_;                          // by slot: the adjoint so far
+  std::vector<Ref> regs_;                         // registers of the program running
+  std::vector<OperandVal> ops_;
+  Location cur_loc_;
+  NodeId cur_of_ = kNoNode;
+};
+
+ClassId Emitter::Class(const ClassSpec& s) {
+  std::string key = std::to_string(static_cast<int>(s.kind)) + "|" + s.op + "|" +
+                    std::to_string(s.block) + "|" + std::to_string(s.pos) + "|" +
+                    std::to_string(s.aux) + "|" + std::to_string(s.line) + "|" +
+                    std::to_string(s.col) + "|" + (s.has_condition ? "c" : "") +
+                    (s.condition_taken_when ? "t" : "");
+  for (const OperandSpec& o : s.operands) {
+    if (o.is_ref) {
+      key += "|R";
+    } else {
+      key += "|L" + std::to_string(static_cast<int>(o.literal.kind())) + ":" +
+             (o.literal.is_scalar() ? std::to_string(o.literal.bits())
+                                    : FormatValue(o.literal, {.max_elements = 0}));
+    }
+  }
+  auto it = classes_.find(key);
+  if (it != classes_.end()) return it->second;
+  ClassId id = w_.DefineClass(s);
+  classes_.emplace(std::move(key), id);
+  return id;
+}
+
+NodeId Emitter::Emit(NodeKind kind, const std::string& op, const std::vector<Ref>& args,
+                     const Value& v, const Location& loc, NodeId adjoint_of) {
+  ClassSpec s;
+  s.kind = kind;
+  s.op = op;
+  s.block = loc.block;
+  s.pos = loc.pos;
+  s.line = loc.line;
+  s.col = loc.col;
+  std::vector<NodeId> refs;
+  for (const Ref& a : args) {
+    if (a.node != kNoNode) {
+      s.operands.push_back(OperandSpec::Ref());
+      refs.push_back(a.node);
+    } else {
+      s.operands.push_back(OperandSpec::Literal(a.value));
+    }
+  }
+  NodeId id = w_.Append(Class(s), v, refs);
+  if (adjoint_of != kNoNode)
+    w_.AddMeta("adjoint_of", Value::String("@" + std::to_string(adjoint_of)));
+  return id;
+}
+
+Location Emitter::LocOf(NodeId orig) {
+  GradEngine::Loc l = e_.Locate(orig);
+  const ClassInfo& k = e_.Cls(l);
+  return Location{k.block, k.pos, false, k.line, k.col};
+}
+
+NodeId Emitter::PrimalOf(NodeId orig) {
+  auto it = root_new_.find(orig);
+  if (it != root_new_.end()) return it->second;
+  if (e_.Varied(orig)) return prim_[e_.Slot(orig)];
+  auto c = constants_.find(orig);
+  return c != constants_.end() ? c->second : kNoNode;
+}
+
+// The copy of an operand's node: the root argument, the active primal, or
+// a Constant holding the recorded value (emitted on first use).
+Result<NodeId> Emitter::RefFor(NodeId orig) {
+  NodeId n = PrimalOf(orig);
+  if (n != kNoNode) return n;
+  GradEngine::Loc l = e_.Locate(orig);
+  const ClassInfo& k = e_.Cls(l);
+  Value v = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
+  NodeId id = Emit(NodeKind::kConstant, "", {}, v, LocOf(orig), kNoNode);
+  constants_[orig] = id;
+  return id;
+}
+
+Status Emitter::EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, uint64_t slot) {
+  GradEngine::Loc src = marker != kNoNode ? e_.Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  e_.Operands(src, src_id, &ops_);
+  std::vector<Ref> args;
+  for (const OperandVal& o : ops_) {
+    if (o.is_ref) {
+      IRT_ASSIGN_OR_RETURN(NodeId n, RefFor(o.target));
+      args.push_back({n, Value()});
+    } else {
+      args.push_back({kNoNode, e_.DecodeOperand(o)});
+    }
+  }
+  const ClassInfo& sk = e_.Cls(src);
+  const ClassInfo& k = e_.Cls(l);
+  Value v = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
+  NodeKind kind = sk.kind == NodeKind::kSpecial ? NodeKind::kSpecial : NodeKind::kPrimitive;
+  prim_[slot] = Emit(kind, std::string(sk.op), args, v, LocOf(src_id), kNoNode);
+  return Status::Ok();
+}
+
+Status Emitter::OnInstr(const internal::Instr& in, const std::vector<Value>& values) {
+  const Value& v = values[static_cast<size_t>(in.dst)];
+  std::vector<Ref> args;
+  for (int32_t a : in.args) args.push_back(regs_[static_cast<size_t>(a)]);
+  // Identities (unbroadcasting to the same shape) emit nothing.
+  if (!args.empty() && (in.op == "identity" || in.op == "sum_to" || in.op == "broadcast_to" ||
+                        in.op == "reshape" || in.op == "transpose")) {
+    const Value& a0 = values[static_cast<size_t>(in.args[0])];
+    bool same = a0.kind() == v.kind() &&
+                (v.kind() != VKind::kTensor ||
+                 (a0.tensor().shape == v.tensor().shape && a0.tensor().dtype == v.tensor().dtype));
+    if (in.op == "transpose" && v.kind() == VKind::kTensor) same = false;
+    if (same) {
+      regs_[static_cast<size_t>(in.dst)] = {args[0].node, v};
+      return Status::Ok();
+    }
+  }
+  NodeId id = Emit(NodeKind::kPrimitive, in.op, args, v, cur_loc_, cur_of_);
+  regs_[static_cast<size_t>(in.dst)] = {id, v};
+  return Status::Ok();
+}
+
+Result<NodeId> Emitter::AsNode(const Ref& r, NodeId target) {
+  if (r.node != kNoNode) return r.node;
+  return Emit(NodeKind::kConstant, "", {}, r.value, LocOf(target), PrimalOf(target));
+}
+
+Status Emitter::Accumulate(NodeId target, const Ref& c) {
+  uint64_t st = e_.Slot(target);
+  Ref& a = adj_[st];
+  if (a.absent()) {
+    a = c;
+    return Status::Ok();
+  }
+  IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("+", std::vector<Value>{a.value, c.value}));
+  NodeId id = Emit(NodeKind::kPrimitive, "+", {a, c}, sum, LocOf(target), PrimalOf(target));
+  a = {id, sum};
+  return Status::Ok();
+}
+
+Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx) {
+  uint64_t st = e_.Slot(target);
+  Ref acc = adj_[st];
+  NodeId primal = PrimalOf(target);
+  if (acc.absent()) {
+    GradEngine::Loc l = e_.Locate(target);
+    Value pv = l.cv->c->Decode(e_.BitsOf(l), e_.Cls(l).vkind);
+    IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{pv}));
+    NodeId id = Emit(NodeKind::kPrimitive, "zero", {{primal, pv}}, z, LocOf(target), primal);
+    acc = {id, z};
+  }
+  std::vector<Ref> args{acc, v};
+  std::vector<Value> vals{acc.value, v.value};
+  for (const Ref& r : idx) {
+    args.push_back(r);
+    vals.push_back(r.value);
+  }
+  IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("addindex", vals));
+  NodeId id = Emit(NodeKind::kPrimitive, "addindex", args, sum, LocOf(target), primal);
+  adj_[st] = {id, sum};
+  return Status::Ok();
+}
+
+Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, NodeId marker,
+                          const Rule* rule) {
+  GradEngine::Loc src = marker != kNoNode ? e_.Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  ClassInfo& sk = const_cast<ClassInfo&>(e_.Cls(src));
+  const ClassInfo& k = e_.Cls(l);
+  if (rule == nullptr) return e_.MissingRule(src_id, sk, sk.op, sk.n_ops);
+  e_.Operands(src, src_id, &ops_);
+  std::vector<OperandVal> ops = ops_;
+  size_t arity = ops.size();
+  IRT_ASSIGN_OR_RETURN(RevCache * rc, e_.Reverse(sk, rule, arity));
+  ++e_.stats().rule_applications;
+  Value y = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
+  bool f32 =
+      k.vkind == VKind::kF32 || (y.kind() == VKind::kTensor && y.tensor().dtype == DType::kF32);
+  for (size_t j = 0; j < arity; ++j) {
+    const OperandVal& o = ops[j];
+    if (!o.varied || !rc->progs[j]) continue;
+    const Program& p = *rc->progs[j];
+    std::vector<Value> values(static_cast<size_t>(p.num_regs));
+    regs_.assign(static_cast<size_t>(p.num_regs), Ref{});
+    for (size_t q = 0; q < arity; ++q) {
+      values[q] = e_.DecodeOperand(ops[q]);
+      if (ops[q].is_ref) {
+        IRT_ASSIGN_OR_RETURN(NodeId n, RefFor(ops[q].target));
+        regs_[q] = {n, values[q]};
+      } else {
+        regs_[q] = {kNoNode, values[q]};
+      }
+    }
+    values[arity] = y;
+    regs_[arity] = {prim_[slot], y};
+    values[arity + 1] = adj_[slot].value;
+    regs_[arity + 1] = adj_[slot];
+    cur_loc_ = LocOf(o.target);
+    cur_of_ = PrimalOf(o.target);
+    Status s = internal::RunValues(p, values, f32, this);
+    if (!s.ok()) return Status(s.code(), e_.NodeName(src_id) + ": " + s.message());
+    Ref c = regs_[static_cast<size_t>(p.outputs[0])];
+    c.value = values[static_cast<size_t>(p.outputs[0])];
+    if (p.outputs.size() > 1) {
+      std::vector<Ref> idx;
+      for (size_t q = 1; q < p.outputs.size(); ++q) {
+        Ref r = regs_[static_cast<size_t>(p.outputs[q])];
+        r.value = values[static_cast<size_t>(p.outputs[q])];
+        idx.push_back(r);
+      }
+      IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, c, idx));
+    } else {
+      IRT_RETURN_IF_ERROR(Accumulate(o.target, c));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Value>> Emitter::Run(const GradResult& r,
+                                        const std::vector<uint32_t>& returned) {
+  const Trace& trace = e_.trace();
+  uint64_t n = trace.size();
+  // The root call and its arguments.
+  IRT_ASSIGN_OR_RETURN(NodeView root, trace.node(0));
+  std::vector<Ref> call_args;
+  for (const Value& v : r.call_args) call_args.push_back({kNoNode, v});
+  Emit(NodeKind::kCall, "∇" + r.function, call_args, Value(), root.location(), kNoNode);
+  for (const ArgumentDerivative& a : e_.args()) {
+    ClassSpec s;
+    s.kind = NodeKind::kArgument;
+    s.block = a.location.block;
+    s.pos = a.location.pos;
+    s.line = a.location.line;
+    s.col = a.location.col;
+    root_new_[a.id] = w_.Append(Class(s), a.value, {});
+  }
+  // The active primal, in execution order.
+  prim_.assign(e_.num_active(), kNoNode);
+  uint64_t slot = 0;
+  for (NodeId id = 0; id < n; ++id) {
+    if (!e_.Varied(id)) continue;
+    uint64_t s = slot++;
+    GradEngine::Loc l = e_.Locate(id);
+    const ClassInfo& k = e_.Cls(l);
+    auto root_arg = root_new_.find(id);
+    if (root_arg != root_new_.end()) {
+      prim_[s] = root_arg->second;
+      continue;
+    }
+    switch (k.kind) {
+      case NodeKind::kArgument:
+        prim_[s] = prim_[e_.Slot(e_.PassTarget(l, id))];
+        break;
+      case NodeKind::kReturn: {
+        NodeId m = e_.RuledMarker(l, id);
+        if (m != kNoNode) {
+          IRT_RETURN_IF_ERROR(EmitPrimal(l, id, m, s));
+        } else {
+          prim_[s] = prim_[e_.Slot(e_.PassTarget(l, id))];
+        }
+        break;
+      }
+      default:
+        IRT_RETURN_IF_ERROR(EmitPrimal(l, id, kNoNode, s));
+    }
+  }
+  // The adjoints, in reverse order.
+  adj_.assign(e_.num_active(), Ref{});
+  NodeId res = n - 1;
+  if (e_.Varied(res)) {
+    NodeId seed = Emit(NodeKind::kConstant, "", {}, r.seed, LocOf(res), PrimalOf(res));
+    adj_[e_.Slot(res)] = {seed, r.seed};
+  }
+  slot = e_.num_active();
+  for (NodeId id = n; id-- > 0;) {
+    if (!e_.Varied(id)) continue;
+    --slot;
+    if (adj_[slot].absent()) continue;
+    GradEngine::Loc l = e_.Locate(id);
+    const ClassInfo& k = e_.Cls(l);
+    switch (k.kind) {
+      case NodeKind::kReturn: {
+        NodeId m = e_.RuledMarker(l, id);
+        if (m != kNoNode) {
+          IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, m, e_.Cls(e_.Locate(m)).rule));
+          break;
+        }
+        [[fallthrough]];
+      }
+      case NodeKind::kArgument: {
+        NodeId t = e_.PassTarget(l, id);
+        if (t != kNoNode && e_.Varied(t)) IRT_RETURN_IF_ERROR(Accumulate(t, adj_[slot]));
+        break;
+      }
+      case NodeKind::kPrimitive:
+      case NodeKind::kSpecial:
+        IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, kNoNode, k.rule));
+        break;
+      default:
+        break;
+    }
+  }
+  // The return: the chosen arguments' adjoints.
+  std::vector<Ref> outs;
+  std::vector<Value> values;
+  for (uint32_t pos : returned) {
+    for (const ArgumentDerivative& a : e_.args()) {
+      if (a.pos != pos) continue;
+      Ref ref = e_.Varied(a.id) ? adj_[e_.Slot(a.id)] : Ref{};
+      if (ref.absent()) {
+        IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{a.value}));
+        ref = {kNoNode, z};
+      }
+      IRT_ASSIGN_OR_RETURN(NodeId node, AsNode(ref, a.id));
+      outs.push_back({node, ref.value});
+      values.push_back(ref.value);
+    }
+  }
+  Ref ret = outs.front();
+  if (outs.size() > 1) {
+    Value t = Value::MakeTuple(values);
+    ret = {Emit(NodeKind::kPrimitive, "tuple", outs, t, LocOf(n - 1), kNoNode), t};
+  }
+  ClassSpec rs;
+  rs.kind = NodeKind::kReturn;
+  rs.block = 1;
+  rs.pos = 1;
+  rs.operands.push_back(OperandSpec::Ref());
+  std::vector<NodeId> rr{ret.node};
+  w_.Append(Class(rs), ret.value, rr);
+  return values;
+}
+
+}  // namespace
+
+Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
+                                     const GradOptions& options, Output& out) {
+  GradOptions opts;
+  IRT_ASSIGN_OR_RETURN(GradResult r, Prepared(trace, options, &opts));
+  GradEngine e(trace, rules, opts);
+  // The recomputed primal depends on every floating-point argument, so that
+  // the emitted trace can be differentiated with respect to any of them.
+  IRT_RETURN_IF_ERROR(e.ForwardPass(false, /*all_float_args=*/true));
+  std::vector<uint32_t> returned;
+  for (ArgumentDerivative& a : e.mutable_args()) {
+    bool asked = opts.wrt.empty()
+                     ? a.value.kind() != VKind::kFunction
+                     : std::find(opts.wrt.begin(), opts.wrt.end(), a.pos) != opts.wrt.end();
+    a.chosen = asked;
+    if (asked && a.differentiable) returned.push_back(a.pos);
+  }
+  IRT_RETURN_IF_ERROR(CheckSomeDifferentiable(r, e.args()));
+  double t0 = Now();
+  WriterOptions wo;
+  wo.producer_name = "irt-grad";
+  wo.producer_version = IRT_VERSION;
+  TraceWriter w(&out, wo);
+  Emitter em(e, w, opts);
+  IRT_ASSIGN_OR_RETURN(std::vector<Value> grads, em.Run(r, returned));
+  std::string wrt;
+  for (uint32_t p : returned) wrt += (wrt.empty() ? "@" : ",@") + std::to_string(p);
+  w.AddTraceMeta("status", Value::String("ok"));
+  w.AddTraceMeta("function", Value::String("∇" + r.function));
+  w.AddTraceMeta("gradient_of", Value::String(r.function));
+  w.AddTraceMeta("wrt", Value::String(wrt));
+  IRT_RETURN_IF_ERROR(w.Finish());
+  e.stats().write_seconds = Now() - t0;
+  r.stats = e.stats();
+  r.arguments = e.args();
+  size_t gi = 0;
+  for (ArgumentDerivative& a : r.arguments) {
+    if (a.chosen && a.differentiable && gi < grads.size()) a.derivative = grads[gi++];
+  }
+  return r;
+}
+
+}  // namespace irt

@@ -1,0 +1,287 @@
+// The engine's chunk views and node queries, and its results: the
+// adjoints and tangents of the root's arguments and result.
+#include <string>
+#include <vector>
+
+#include "irt/print.h"
+
+// Last: it turns on the popcnt instruction for the rest of the file.
+#include "analyses/grad/engine.h"
+
+namespace irt::internal::grad {
+
+Result<ChunkView*> GradEngine::View(uint32_t ci) {
+  ChunkView& cv = views_[ci];
+  if (cv.ready) return &cv;
+  // The column reader verified the chunk and every one of its nodes.
+  IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(trace_, ci));
+  cv.c = c;
+  cv.base = c->base;
+  cv.n = c->count;
+  cv.base_depth = c->base_depth;
+  cv.nodes = c->nodes;
+  cv.refs = c->refs;
+  cv.operands = c->operands;
+  cv.literals = c->literals;
+  cv.ntensors = c->n_tensors;
+  uint32_t nclasses = static_cast<uint32_t>(c->classes.size());
+  cv.classes.resize(nclasses);
+  for (uint32_t i = 0; i < nclasses; ++i) {
+    const internal::ClassFacts& fc = c->classes[i];
+    ClassInfo& k = cv.classes[i];
+    k.kind = fc.kind;
+    k.vkind = fc.vkind;
+    k.flags = fc.flags;
+    k.n_ops = fc.n_operands;
+    k.first_op = fc.first_operand;
+    k.aux = fc.aux;
+    k.block = fc.block;
+    k.pos = fc.pos;
+    k.line = fc.line;
+    k.col = fc.col;
+    k.op = fc.op;
+    k.ref_index.resize(k.n_ops);
+    int32_t r = 0;
+    for (uint32_t j = 0; j < k.n_ops; ++j) {
+      k.ref_index[j] = cv.operands[k.first_op + j] == 0 ? r++ : -1;
+    }
+    k.n_refs = static_cast<uint32_t>(r);
+    k.n_refs_total = k.n_refs + (IsCloser(k.kind) ? 1 : 0);
+    k.lit_val.assign(k.n_ops, 0.0);
+    for (uint32_t j = 0; j < k.n_ops; ++j) {
+      uint32_t o = cv.operands[k.first_op + j];
+      if (o == 0) continue;
+      const internal::ValueRec& lit = cv.literals[o - 1];
+      if (j < 63 && ScalarDouble(static_cast<VKind>(lit.vkind), lit.bits, &k.lit_val[j]))
+        k.lit_real |= uint64_t{1} << j;
+    }
+    double unused;
+    k.y_real = ScalarDouble(k.vkind, 0, &unused);
+    // A tuple may hold floats: a primitive that makes one from an active
+    // value needs a rule (none passes derivatives through tuples yet), so
+    // that differentiating through it is an error, not a silent zero.
+    bool floaty = k.vkind == VKind::kF64 || k.vkind == VKind::kF32 || k.vkind == VKind::kTensor ||
+                  k.vkind == VKind::kTuple;
+    switch (k.kind) {
+      case NodeKind::kPrimitive:
+      case NodeKind::kSpecial:
+        k.rule = rules_.Find(k.op, k.n_ops);
+        k.nondiff = k.rule == nullptr && rules_.IsNondiff(k.op);
+        k.cat = (k.nondiff || !floaty) ? Cat::kInert : Cat::kPrim;
+        k.fast = k.rule != nullptr && k.y_real;
+        break;
+      case NodeKind::kCall:
+        k.rule = rules_.Find(k.op, k.n_ops);
+        k.cat = Cat::kCall;
+        break;
+      case NodeKind::kReturn:
+        k.cat = Cat::kReturn;
+        break;
+      case NodeKind::kError:
+        k.cat = Cat::kError;
+        break;
+      case NodeKind::kArgument:
+        if (k.aux != 0) {
+          // A block or nested function argument that cannot hold a float is
+          // never active: nothing reads through it.
+          k.cat = floaty ? Cat::kBlockArg : Cat::kInert;
+        } else if (k.n_ops == 1 && k.ref_index[0] >= 0) {
+          k.cat = floaty ? Cat::kFuncArg : Cat::kInert;
+        } else {
+          k.cat = Cat::kRootArg;
+        }
+        break;
+      default:
+        k.cat = Cat::kInert;
+    }
+  }
+  cv.ready = true;
+  return &cv;
+}
+
+NodeId GradEngine::PassTarget(const Loc& l, NodeId id) {
+  const ClassInfo& k = Cls(l);
+  if (k.kind == NodeKind::kReturn) {
+    if (k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+    return RefTarget(l, id, 0);
+  }
+  if (k.kind != NodeKind::kArgument || k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+  NodeId ref = RefTarget(l, id, 0);
+  if (k.aux == 0) return ref;
+  // A block argument: the aux-th operand of the jump it references.
+  Loc j = Locate(ref);
+  const ClassInfo& jk = Cls(j);
+  if (jk.kind != NodeKind::kJump) return kNoNode;
+  uint32_t nargs = jk.n_ops - ((jk.flags & 1) ? 1 : 0);
+  if (k.aux > nargs) return kNoNode;
+  int32_t ri = jk.ref_index[k.aux - 1];
+  if (ri < 0) return kNoNode;
+  return RefTarget(j, ref, static_cast<uint32_t>(ri));
+}
+
+NodeId GradEngine::RuledMarker(const Loc& l, NodeId id) {
+  if (rules_.rules().empty()) return kNoNode;
+  NodeId marker = RootMarkerOfRuledCloser(l, id);
+  if (marker == 0) return kNoNode;  // the root's own rule is not used
+  Loc m = Locate(marker);
+  return Cls(m).rule != nullptr ? marker : kNoNode;
+}
+
+void GradEngine::Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out) {
+  const ClassInfo& k = Cls(l);
+  out->resize(k.n_ops);
+  for (uint32_t j = 0; j < k.n_ops; ++j) {
+    OperandVal& o = (*out)[j];
+    if (k.ref_index[j] < 0) {
+      const internal::ValueRec& lit = l.cv->literals[l.cv->operands[k.first_op + j] - 1];
+      o.is_ref = false;
+      o.target = kNoNode;
+      o.vkind = static_cast<VKind>(lit.vkind);
+      o.bits = lit.bits;
+      o.chunk = l.cv->c;
+      o.varied = false;
+      continue;
+    }
+    NodeId t = RefTarget(l, id, static_cast<uint32_t>(k.ref_index[j]));
+    Loc tl = Locate(t);
+    o.is_ref = true;
+    o.target = t;
+    o.vkind = Cls(tl).vkind;
+    o.bits = BitsOf(tl);
+    o.chunk = tl.cv->c;
+    o.varied = varied_.Get(t);
+  }
+}
+
+// "node 12 (@3/@4, ⟨sin⟩ at §1:%4)": the path of positions from the root,
+// found by walking back over siblings (nested calls hopped via their
+// closers); only the innermost 16 levels are spelled out.
+std::string GradEngine::NodeName(NodeId id) {
+  std::vector<uint64_t> parts;
+  NodeId cur = id;
+  bool truncated = false;
+  while (cur != 0) {
+    if (parts.size() == 16) {
+      truncated = true;
+      break;
+    }
+    uint64_t count = 0;
+    NodeId i = cur;
+    NodeId parent = 0;
+    while (i > 0) {
+      --i;
+      Loc l = Locate(i);
+      const ClassInfo& k = Cls(l);
+      if (IsCloser(k.kind)) {
+        ++count;
+        i = RootMarkerOfRuledCloser(l, i);
+        continue;
+      }
+      if (k.kind == NodeKind::kCall) {
+        parent = i;
+        break;
+      }
+      ++count;
+    }
+    parts.push_back(count + 1);
+    cur = parent;
+  }
+  std::string path = truncated ? "…" : "";
+  for (size_t i = parts.size(); i-- > 0;) path += "/@" + std::to_string(parts[i]);
+  if (!truncated && !path.empty()) path.erase(0, 1);
+  Loc l = Locate(id);
+  const ClassInfo& k = Cls(l);
+  std::string what = "node " + std::to_string(id) + " (" + (path.empty() ? "@" : path);
+  if (!k.op.empty()) what += ", ⟨" + DisplayString(k.op) + "⟩";
+  what += " at " + LocationText(k) + ")";
+  return what;
+}
+
+Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity) {
+  std::string kind = k.kind == NodeKind::kCall ? "function" : "primitive";
+  std::string hint;
+  if (rules_.HasRule(op)) {
+    hint = " (there are rules for '" + DisplayString(op) + "' with other numbers of arguments)";
+  } else if (k.kind == NodeKind::kPrimitive && trace_.FunctionIR(op, id)) {
+    hint =
+        " (a module function recorded as a primitive: trace it with its body or give a rule "
+        "with --rules)";
+  } else {
+    hint = "; add one with --rules";
+  }
+  return NotFound("no derivative rule for " + kind + " '" + DisplayString(op) + "' with " +
+                  std::to_string(arity) + " arguments at " + NodeName(id) + hint);
+}
+
+std::optional<Value> GradEngine::Adjoint(NodeId id) {
+  if (!varied_.Get(id)) return std::nullopt;
+  uint64_t s = varied_.Rank(id);
+  if (!touched_.Get(s)) return std::nullopt;
+  Loc l = Locate(id);
+  const ClassInfo& k = Cls(l);
+  if (k.vkind != VKind::kTensor) return ScalarValue(adj_[s], k.vkind == VKind::kF32);
+  auto it = tensor_adj_.find(s);
+  if (it != tensor_adj_.end()) return Value::MakeTensor(it->second.t);
+  auto kt = kept_.find(s);
+  if (kt != kept_.end()) return kt->second;
+  return std::nullopt;
+}
+
+Status GradEngine::Finish(GradResult* out) {
+  out->stats = stats_;
+  for (ArgumentDerivative& a : args_) {
+    if (!a.chosen || !a.differentiable) continue;
+    if (forward_mode_) {
+      if (varied_.Get(a.id)) {
+        uint64_t s = varied_.Rank(a.id);
+        Loc l = Locate(a.id);
+        if (Cls(l).vkind == VKind::kTensor) {
+          auto it = tensor_tan_.find(s);
+          a.derivative = it != tensor_tan_.end() ? it->second : Value();
+        } else {
+          a.derivative = ScalarValue(adj_[s], Cls(l).vkind == VKind::kF32);
+        }
+      }
+      continue;
+    }
+    if (varied_.Get(a.id)) {
+      Loc l = Locate(a.id);
+      a.derivative = AdjointValue(varied_.Rank(a.id), l, /*take=*/false);
+    }
+  }
+  out->arguments = args_;
+  if (forward_mode_) {
+    NodeId res = result_node();
+    Loc l = Locate(res);
+    const ClassInfo& k = Cls(l);
+    if (varied_.Get(res)) {
+      uint64_t s = varied_.Rank(res);
+      if (poisoned_.Get(s)) {
+        NodeId origin = poison_origin_[s];
+        Loc ol = Locate(origin);
+        const ClassInfo& ok = Cls(ol);
+        bool closer = IsCloser(ok.kind);
+        NodeId m = closer ? RootMarkerOfRuledCloser(ol, origin) : origin;
+        const ClassInfo& mk = Cls(Locate(m));
+        return MissingRule(m, mk, mk.op, mk.n_ops);
+      }
+      if (k.vkind == VKind::kTensor) {
+        auto it = tensor_tan_.find(s);
+        if (it != tensor_tan_.end()) {
+          out->tangent = it->second;
+        } else {
+          out->tangent = AdjointValue(~uint64_t{0}, l, false);
+        }
+      } else {
+        out->tangent = ScalarValue(adj_[s], k.vkind == VKind::kF32);
+      }
+    } else if (k.vkind != VKind::kTensor) {
+      out->tangent = ScalarValue(0.0, k.vkind == VKind::kF32);
+    } else {
+      out->tangent = AdjointValue(~uint64_t{0}, l, false);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace irt::internal::grad

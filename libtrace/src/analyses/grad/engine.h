@@ -1,0 +1,336 @@
+// The gradient engine that irt-grad's files share (internal).
+//
+// One forward pass over the raw node columns checks every node it reads
+// (class, reference range and distances, value indices, call nesting),
+// marks the active nodes (floating-point values that depend on a chosen
+// argument) in a bit set with rank, and in forward mode computes tangents
+// (forward.cc). The reverse sweep then visits the global node order
+// backward (reverse.cc). Nodes are read through the column reader
+// (column_reader.h); ClassInfo holds what the passes need per node class.
+// The writers (annotate.cc, emit.cc) read the engine's activity and
+// adjoints through the accessors marked below.
+#ifndef IRT_SRC_ANALYSES_GRAD_ENGINE_H_
+#define IRT_SRC_ANALYSES_GRAD_ENGINE_H_
+
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "column_reader.h"
+#include "irt/grad.h"
+#include "irt/rules.h"
+#include "irt/status.h"
+#include "irt/trace.h"
+#include "irt/value.h"
+#include "rule_program.h"
+
+// Rank queries on the activity bit set are in the sweep's inner loop; every
+// x86-64 processor since 2008 counts bits in one instruction. The pragma
+// holds to the end of each file that includes this header, so that the
+// engine's inline rank queries can be inlined there: include it last.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__POPCNT__)
+#pragma GCC target("popcnt")
+#endif
+
+namespace irt::internal::grad {
+
+using internal::kZeroReg;
+using internal::Program;
+
+inline uint64_t PopCount(uint64_t w) { return static_cast<uint64_t>(__builtin_popcountll(w)); }
+
+inline double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A bit per node with rank: the slot of an active node is the number of
+// active nodes before it. Built in ascending order (Advance keeps the
+// prefix counts current), queried anywhere behind.
+class RankBits {
+ public:
+  void Resize(uint64_t n) {
+    words_.assign(n / 64 + 1, 0);
+    prefix_.assign(words_.size() + 1, 0);
+  }
+  void Set(uint64_t i) { words_[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool Get(uint64_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+  /// Call with each index in ascending order before Set/Rank at it.
+  void Advance(uint64_t i) {
+    if ((i & 63) == 0 && i > 0) {
+      uint64_t w = i >> 6;
+      prefix_[w] = prefix_[w - 1] + PopCount(words_[w - 1]);
+    }
+  }
+  const std::vector<uint64_t>& words() const { return words_; }
+  uint64_t* data() { return words_.data(); }
+  uint64_t Rank(uint64_t i) const {
+    uint64_t w = i >> 6;
+    uint64_t mask = (uint64_t{1} << (i & 63)) - 1;
+    return prefix_[w] + PopCount(words_[w] & mask);
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  std::vector<uint64_t> prefix_;
+};
+
+class Bits {
+ public:
+  void Resize(uint64_t n) { w_.assign(n / 64 + 1, 0); }
+  void Set(uint64_t i) { w_[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool Get(uint64_t i) const { return (w_[i >> 6] >> (i & 63)) & 1; }
+
+ private:
+  std::vector<uint64_t> w_;
+};
+
+// The reverse programs of a (rule, arity), compiled once.
+struct RevCache {
+  std::vector<std::optional<Program>> progs;  // per argument
+  std::vector<uint64_t> reads;                // per argument: operands read (bit j), bit 63: result
+  size_t max_regs = 0;
+};
+
+struct FwdEntry {
+  uint64_t mask = ~uint64_t{0};
+  const Program* prog = nullptr;
+};
+
+// What the passes do with a node of a class.
+enum class Cat : uint8_t {
+  kInert,     // constants, jumps, nondiff or non-float primitives: never active
+  kPrim,      // a primitive or special that may produce a float
+  kCall,      // a call marker
+  kReturn,    // a return (closer)
+  kError,     // an error (closer)
+  kRootArg,   // a function argument without operands (the root's, or a literal actual)
+  kFuncArg,   // a nested call's function argument (references the actual)
+  kBlockArg,  // a block argument (references its jump)
+};
+
+struct ClassInfo {
+  Cat cat = Cat::kInert;
+  NodeKind kind = NodeKind::kArgument;
+  VKind vkind = VKind::kNone;
+  uint8_t flags = 0;
+  uint16_t n_ops = 0;
+  uint32_t first_op = 0;
+  uint32_t n_refs = 0;  // dynamic references, without a closer's call link
+  uint32_t aux = 0;
+  std::string_view op;
+  uint32_t n_refs_total = 0;       // n_refs plus a closer's call link
+  std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
+  std::vector<double> lit_val;     // per operand: a real literal as binary64
+  uint64_t lit_real = 0;           // operands that are real literals (bit j)
+  bool y_real = false;             // the node's value is a real scalar
+  bool fast = false;               // FastReverse may apply
+  const Rule* rule = nullptr;      // Primitive/Special: its rule; Call: a rule for the callee
+  bool nondiff = false;
+  RevCache* rev = nullptr;
+  FwdEntry fwd;
+  uint32_t block = 0, pos = 0, line = 0;
+  uint16_t col = 0;
+};
+
+struct ChunkView {
+  bool ready = false;
+  const internal::ChunkColumns* c = nullptr;
+  NodeId base = 0;
+  uint32_t n = 0;
+  uint32_t base_depth = 0;
+  const internal::NodeRec* nodes = nullptr;
+  const uint32_t* refs = nullptr;
+  uint32_t nrefs = 0;
+  const uint32_t* operands = nullptr;
+  const internal::ValueRec* literals = nullptr;
+  uint32_t ntensors = 0;
+  std::vector<ClassInfo> classes;
+};
+
+inline bool ScalarDouble(VKind k, uint64_t bits, double* out) {
+  switch (k) {
+    case VKind::kF64:
+      *out = std::bit_cast<double>(bits);
+      return true;
+    case VKind::kF32:
+      *out = std::bit_cast<float>(static_cast<uint32_t>(bits));
+      return true;
+    case VKind::kI64:
+      *out = static_cast<double>(static_cast<int64_t>(bits));
+      return true;
+    case VKind::kBool:
+      *out = bits != 0 ? 1.0 : 0.0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline Value ScalarValue(double d, bool f32) {
+  return f32 ? Value::F32(static_cast<float>(d)) : Value::F64(d);
+}
+
+inline std::string LocationText(const ClassInfo& k) {
+  bool branch = k.kind == NodeKind::kJump || k.kind == NodeKind::kReturn;
+  return "§" + std::to_string(k.block) + (branch ? ":&" : ":%") + std::to_string(k.pos);
+}
+
+// One operand of a node, as the rules see it.
+struct OperandVal {
+  bool is_ref = false;
+  NodeId target = kNoNode;
+  VKind vkind = VKind::kNone;
+  uint64_t bits = 0;
+  const internal::ChunkColumns* chunk = nullptr;  // where bits are interpreted
+  bool varied = false;
+};
+
+// A tensor adjoint being accumulated.
+struct TensorAdj {
+  Tensor t;
+};
+
+// The passes over one trace and what they leave: activity, adjoints or
+// tangents, the root's arguments, statistics.
+class GradEngine {
+ public:
+  GradEngine(const Trace& trace, const RuleSet& rules, const GradOptions& opts)
+      : trace_(trace), rules_(rules), opts_(opts) {}
+
+  Status ForwardPass(bool forward_mode, bool all_float_args);
+  Status ReversePass();
+  Status Finish(GradResult* out);
+
+  // For the writers.
+  const Trace& trace() const { return trace_; }
+  bool Varied(NodeId id) const { return varied_.Get(id); }
+  uint64_t Slot(NodeId id) const { return varied_.Rank(id); }
+  bool Touched(NodeId id) const { return varied_.Get(id) && touched_.Get(Slot(id)); }
+  /// The adjoint of an active node (kept with keep_adjoints), or none.
+  std::optional<Value> Adjoint(NodeId id);
+
+  struct Loc {
+    ChunkView* cv;
+    uint32_t local;
+  };
+  Result<ChunkView*> View(uint32_t ci);
+  /// The chunk of a node: the chunk in use or the last far one (a value
+  /// referenced from far away, like a loop's input), else a search.
+  Loc Locate(NodeId id) {
+    ChunkView* cv = cur_;
+    if (id - cv->base < cv->n) return {cv, static_cast<uint32_t>(id - cv->base)};
+    cv = far_;
+    if (id - cv->base < cv->n) return {cv, static_cast<uint32_t>(id - cv->base)};
+    far_ = &views_[trace_.chunk_of(id)];
+    return {far_, static_cast<uint32_t>(id - far_->base)};
+  }
+  const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls]; }
+  uint64_t BitsOf(const Loc& l) const { return l.cv->nodes[l.local].value; }
+  NodeId RefTarget(const Loc& l, NodeId id, uint32_t k) const {
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k];
+  }
+  /// The node a pass-through node (block or nested function argument,
+  /// return) forwards, or kNoNode.
+  NodeId PassTarget(const Loc& l, NodeId id);
+  /// The operands of a primitive node, or of a ruled call's marker.
+  void Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out);
+  Value DecodeOperand(const OperandVal& o) const { return o.chunk->Decode(o.bits, o.vkind); }
+  bool IsFloatValue(const ChunkView& cv, VKind k, uint64_t bits) const {
+    if (k == VKind::kF64 || k == VKind::kF32) return true;
+    return k == VKind::kTensor && cv.c->FloatTensor(bits);
+  }
+  std::string NodeName(NodeId id);
+
+  NodeId result_node() const { return trace_.size() - 1; }
+  NodeId RootMarkerOfRuledCloser(const Loc& l, NodeId id) const {
+    const ClassInfo& k = Cls(l);
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k.n_refs];
+  }
+  /// The marker of a ruled call that `id` closes, or kNoNode.
+  NodeId RuledMarker(const Loc& l, NodeId id);
+
+  const std::vector<ArgumentDerivative>& args() const { return args_; }
+  std::vector<ArgumentDerivative>& mutable_args() { return args_; }
+  GradStats& stats() { return stats_; }
+  const RuleSet& rules() const { return rules_; }
+  Result<RevCache*> Reverse(ClassInfo& k, const Rule* rule, size_t arity);
+  Status MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity);
+  uint64_t num_active() const { return n_active_; }
+  void set_last_chunk(uint32_t ci) { cur_ = &views_[ci]; }
+
+ private:
+  Status Fail(NodeId id, const std::string& what) {
+    return DataError(trace_.name() + ": " + internal::At(trace_.chunk_of(id), id, what));
+  }
+  struct OpenCall {
+    NodeId marker;
+    const Rule* rule;  // a function rule applies: its body is skipped
+  };
+  // The forward pass's rare cases: calls, returns, function arguments.
+  Status StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
+                        bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
+                        uint32_t& ruled_depth, uint64_t& root_children);
+  Status ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
+                        const Rule* rule);
+  void SetTangent(uint64_t slot, const Value& v);
+  Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
+  bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
+  Status AccumulateScalar(NodeId target, double g);
+  Status AccumulateValue(NodeId target, const Value& g, const char* what);
+  Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
+                          const Value* vidx);
+  Result<TensorAdj*> TensorAdjOf(NodeId target, uint64_t slot);
+  Status Propagate(uint64_t from_slot, NodeId target, const Loc& from);
+  Value AdjointValue(uint64_t slot, const Loc& l, bool take);
+
+  const Trace& trace_;
+  const RuleSet& rules_;
+  const GradOptions& opts_;
+  std::vector<ChunkView> views_;
+  ChunkView* cur_ = nullptr;  // Locate's caches
+  ChunkView* far_ = nullptr;
+
+  RankBits varied_;
+  Bits touched_;
+  uint64_t n_active_ = 0;
+  std::vector<double> adj_;                             // scalar adjoints / tangents by slot
+  std::unordered_map<uint64_t, TensorAdj> tensor_adj_;  // tensor adjoints by slot
+  std::unordered_map<uint64_t, Value> tensor_tan_;      // tensor tangents by slot
+  std::unordered_map<uint64_t, Value> kept_;            // tensor adjoints kept for annotation
+  uint64_t cached_slot_ = ~uint64_t{0};
+  TensorAdj* cached_adj_ = nullptr;
+  Bits poisoned_;  // forward mode: tangents that passed a primitive without a rule
+  std::unordered_map<uint64_t, NodeId> poison_origin_;
+
+  std::map<std::pair<const Rule*, size_t>, std::unique_ptr<RevCache>> rev_cache_;
+  std::map<std::tuple<const Rule*, size_t, uint64_t>, std::unique_ptr<Program>> fwd_cache_;
+  std::vector<double> scratch_;
+  std::vector<Value> vscratch_;
+  std::vector<OperandVal> ops_;
+
+  std::vector<ArgumentDerivative> args_;
+  std::vector<bool> chosen_;  // by root position
+  GradStats stats_;
+  bool forward_mode_ = false;
+};
+
+// The driver's checks that the writers share (driver.cc).
+
+/// Fails unless some chosen argument is differentiable.
+Status CheckSomeDifferentiable(const GradResult& r, const std::vector<ArgumentDerivative>& args);
+/// Checks a trace for the writers (reverse mode only) and fills in the
+/// options they run with, the seed included.
+Result<GradResult> Prepared(const Trace& trace, const GradOptions& options, GradOptions* opts);
+
+}  // namespace irt::internal::grad
+
+#endif  // IRT_SRC_ANALYSES_GRAD_ENGINE_H_

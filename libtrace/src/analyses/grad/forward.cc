@@ -1,0 +1,404 @@
+// The forward pass: checks the nesting of calls, marks the active nodes
+// and, in forward mode, computes each active node's tangent from the
+// forward program of its rule.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "irt/ops.h"
+#include "irt/print.h"
+
+// Last: it turns on the popcnt instruction for the rest of the file.
+#include "analyses/grad/engine.h"
+
+namespace irt::internal::grad {
+
+Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
+                                  bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
+                                  uint32_t& ruled_depth, uint64_t& root_children) {
+  const uint32_t* r = cv->refs + cv->nodes[local].first_ref;
+  uint64_t bits = cv->nodes[local].value;
+  if (id == 0 && k.kind != NodeKind::kCall) {
+    return Fail(id, "the first node must open the root call");
+  }
+  if (open.size() == 1 && k.cat != Cat::kReturn) ++root_children;
+  bool v = false;
+  NodeId marker = kNoNode;
+  const Rule* rule = nullptr;
+  switch (k.cat) {
+    case Cat::kCall: {
+      const Rule* ru = (id != 0 && ruled_depth == 0) ? k.rule : nullptr;
+      if (ru != nullptr) ++ruled_depth;
+      open.push_back({id, ru});
+      return Status::Ok();
+    }
+    case Cat::kError:
+      return Fail(id, "the trace records a failed run (an Error node); it has no derivative");
+    case Cat::kReturn: {
+      NodeId m = id - r[k.n_refs];
+      if (open.empty() || open.back().marker != m) {
+        return Fail(id, "closes node " + std::to_string(m) + ", not the innermost open call");
+      }
+      if (k.n_ops != 1) return Fail(id, "a return needs one operand");
+      OpenCall top = open.back();
+      open.pop_back();
+      if (top.rule != nullptr) {
+        --ruled_depth;
+        if (ruled_depth == 0 && IsFloatValue(*cv, k.vkind, bits)) {
+          marker = m;
+          rule = top.rule;
+          Loc ml = Locate(m);
+          Operands(ml, m, &ops_);
+          for (const OperandVal& o : ops_) v = v || o.varied;
+        }
+        break;
+      }
+      if (ruled_depth > 0 || k.ref_index[0] < 0) return Status::Ok();
+      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.vkind, bits);
+      break;
+    }
+    case Cat::kRootArg: {
+      if (ruled_depth > 0) return Status::Ok();
+      if (open.size() != 1) return Status::Ok();  // a nested argument whose actual was a literal
+      ArgumentDerivative a;
+      a.pos = static_cast<uint32_t>(root_children);
+      a.id = id;
+      a.location = Location{k.block, k.pos, false, k.line, k.col};
+      a.value = cv->c->Decode(bits, k.vkind);
+      a.differentiable = IsFloatValue(*cv, k.vkind, bits);
+      bool picked = a.pos < chosen_.size() && chosen_[a.pos];
+      a.chosen = picked || (choose_all && k.vkind != VKind::kFunction);
+      v = a.chosen && a.differentiable;
+      args_.push_back(std::move(a));
+      break;
+    }
+    case Cat::kFuncArg:
+      if (ruled_depth > 0) return Status::Ok();
+      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.vkind, bits);
+      break;
+    default:
+      return Status::Ok();
+  }
+  if (!v) return Status::Ok();
+  varied_.Set(id);
+  ++n_active_;
+  if (forward_mode) {
+    cur_ = cv;
+    IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, marker, rule));
+  }
+  return Status::Ok();
+}
+
+Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
+  double t0 = Now();
+  forward_mode_ = forward_mode;
+  uint64_t n = trace_.size();
+  stats_.nodes = n;
+  views_.assign(trace_.chunks().size(), ChunkView{});
+  varied_.Resize(n);
+  if (forward_mode) poisoned_.Resize(n);
+  if (n == 0 || views_.empty()) return DataError(trace_.name() + ": the trace has no nodes");
+  cur_ = far_ = &views_[0];
+  uint32_t max_pos = 0;
+  for (uint32_t p : opts_.wrt) max_pos = std::max(max_pos, p);
+  for (const auto& [p, v] : opts_.tangents) max_pos = std::max(max_pos, p);
+  chosen_.assign(max_pos + 1, false);
+  for (uint32_t p : opts_.wrt) chosen_[p] = true;
+  for (const auto& [p, v] : opts_.tangents) chosen_[p] = true;
+  bool choose_all = all_float_args || (!forward_mode && opts_.wrt.empty());
+
+  std::vector<OpenCall> open;
+  uint32_t ruled_depth = 0;
+  uint64_t root_children = 0;
+  for (uint32_t ci = 0; ci < views_.size(); ++ci) {
+    IRT_ASSIGN_OR_RETURN(ChunkView * cv, View(ci));
+    if (cv->base_depth != open.size()) {
+      return DataError(trace_.name() + ": chunk " + std::to_string(ci) + ": starts at call depth " +
+                       std::to_string(cv->base_depth) + ", the nodes before it leave " +
+                       std::to_string(open.size()) + " calls open");
+    }
+    cur_ = cv;
+    const internal::NodeRec* nodes = cv->nodes;
+    const uint32_t* refs = cv->refs;
+    const ClassInfo* classes = cv->classes.data();
+    const uint64_t nclasses = cv->classes.size();
+    const NodeId base = cv->base;
+    const uint32_t count = cv->n;
+    uint64_t* words = varied_.data();
+    uint64_t active = n_active_;
+    if (ci == 0 && count > 0 &&
+        (nodes[0].cls >= nclasses || classes[nodes[0].cls].kind != NodeKind::kCall)) {
+      return Fail(0, "the first node must open the root call");
+    }
+    for (uint32_t local = 0; local < count; ++local) {
+      const NodeId id = base + local;
+      if ((id & 63) == 0) varied_.Advance(id);
+      // View() verified the chunk: every node's class, references and value
+      // indices are in range (internal::CheckNodes).
+      const internal::NodeRec& nd = nodes[local];
+      const ClassInfo& k = classes[nd.cls];
+      if (k.cat == Cat::kInert) {
+        if (open.size() == 1) ++root_children;
+        continue;
+      }
+      const uint32_t* r = refs + nd.first_ref;
+      bool v = false;
+      switch (k.cat) {
+        case Cat::kInert:
+          continue;
+        case Cat::kPrim: {
+          if (open.size() == 1) ++root_children;
+          if (ruled_depth > 0) continue;
+          for (uint32_t j = 0; j < k.n_refs; ++j) {
+            NodeId t = id - r[j];
+            if ((words[t >> 6] >> (t & 63)) & 1) {
+              v = true;
+              break;
+            }
+          }
+          if (k.vkind == VKind::kTensor) v = v && IsFloatValue(*cv, k.vkind, nd.value);
+          if (v && forward_mode) {
+            words[id >> 6] |= uint64_t{1} << (id & 63);
+            n_active_ = ++active;
+            IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, k.rule));
+            cur_ = cv;
+            continue;
+          }
+          break;
+        }
+        case Cat::kBlockArg: {
+          if (open.size() == 1) ++root_children;
+          if (ruled_depth > 0) continue;
+          if (k.n_ops != 1 || k.ref_index[0] < 0) {
+            return Fail(id, "a block argument must reference the jump that set it");
+          }
+          const NodeId jid = id - r[0];
+          Loc j = jid >= base ? Loc{cv, static_cast<uint32_t>(jid - base)} : Locate(jid);
+          const internal::NodeRec& jn = j.cv->nodes[j.local];
+          const ClassInfo& jk = j.cv->classes[jn.cls];
+          if (jk.kind != NodeKind::kJump ||
+              static_cast<int64_t>(k.aux) > int64_t{jk.n_ops} - ((jk.flags & 1) ? 1 : 0)) {
+            return Fail(id, "block argument " + std::to_string(k.aux) +
+                                " does not name an operand of a jump");
+          }
+          const int32_t ri = jk.ref_index[k.aux - 1];
+          if (ri < 0) continue;
+          const NodeId t = jid - j.cv->refs[jn.first_ref + static_cast<uint32_t>(ri)];
+          v = (words[t >> 6] >> (t & 63)) & 1;
+          if (v && k.vkind == VKind::kTensor) v = IsFloatValue(*cv, k.vkind, nd.value);
+          if (v && forward_mode) {
+            words[id >> 6] |= uint64_t{1} << (id & 63);
+            n_active_ = ++active;
+            IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, nullptr));
+            cur_ = cv;
+            continue;
+          }
+          break;
+        }
+        default: {
+          // Calls, returns, function arguments: the rare, structural cases.
+          n_active_ = active;
+          IRT_RETURN_IF_ERROR(StructuralNode(cv, local, id, k, forward_mode, choose_all, open,
+                                             ruled_depth, root_children));
+          active = n_active_;
+          cur_ = cv;
+          continue;
+        }
+      }
+      if (v) {
+        words[id >> 6] |= uint64_t{1} << (id & 63);
+        ++active;
+      }
+    }
+    n_active_ = active;
+  }
+  varied_.Advance((n + 63) & ~uint64_t{63});
+  if (!open.empty()) {
+    return DataError(trace_.name() + ": the trace ends with " + std::to_string(open.size()) +
+                     " calls still open");
+  }
+  // Every position asked for must be an argument of the root.
+  for (uint32_t p = 1; p < chosen_.size(); ++p) {
+    if (!chosen_[p]) continue;
+    bool found = false;
+    for (const ArgumentDerivative& a : args_) found = found || a.pos == p;
+    if (!found) {
+      return UsageError("@" + std::to_string(p) + " is not an argument of the root call (" +
+                        (args_.empty() ? std::string("it has none")
+                                       : "its arguments are @" + std::to_string(args_.front().pos) +
+                                             " to @" + std::to_string(args_.back().pos)) +
+                        ")");
+    }
+  }
+  stats_.active_nodes = n_active_;
+  stats_.activity_seconds = Now() - t0;
+  return Status::Ok();
+}
+
+void GradEngine::SetTangent(uint64_t slot, const Value& v) {
+  if (v.kind() == VKind::kTensor) {
+    tensor_tan_[slot] = v;
+  } else {
+    adj_[slot] = v.to_double();
+  }
+}
+
+Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
+                                  const Rule* rule) {
+  uint64_t slot = n_active_ - 1;
+  if (adj_.size() <= slot) adj_.resize(std::max<size_t>(slot + 1, adj_.size() * 2 + 64), 0.0);
+  adj_[slot] = 0.0;
+  auto poison = [&](NodeId origin) {
+    poisoned_.Set(slot);
+    poison_origin_[slot] = origin;
+    adj_[slot] = std::nan("");
+  };
+  bool is_tensor = k.vkind == VKind::kTensor;
+  if (k.kind == NodeKind::kArgument && marker == kNoNode && PassTarget(l, id) == kNoNode) {
+    // A root argument: its tangent was given.
+    for (const auto& [p, t] : opts_.tangents) {
+      if (p != args_.back().pos) continue;
+      const Value& arg = args_.back().value;
+      if (arg.kind() == VKind::kTensor) {
+        if (t.kind() == VKind::kTensor) {
+          if (t.tensor().shape != arg.tensor().shape) {
+            return UsageError("the tangent of @" + std::to_string(p) + " has shape " + TypeName(t) +
+                              " " + FormatValue(t, {.max_elements = 4}) +
+                              ", not the shape of the argument");
+          }
+          Value c = t;
+          if (t.tensor().dtype != arg.tensor().dtype) {
+            IRT_ASSIGN_OR_RETURN(
+                c, ApplyOp("+", std::vector<Value>{Value::MakeTensor(Tensor::Zeros(
+                                                       arg.tensor().dtype, arg.tensor().shape)),
+                                                   t}));
+          }
+          tensor_tan_[slot] = c;
+        } else if (t.is_scalar() && t.kind() != VKind::kNothing && t.kind() != VKind::kNone) {
+          IRT_ASSIGN_OR_RETURN(
+              Value c,
+              ApplyOp("broadcast_to",
+                      std::vector<Value>{
+                          ScalarValue(t.to_double(), arg.tensor().dtype == DType::kF32), arg}));
+          tensor_tan_[slot] = c;
+        } else {
+          return UsageError("the tangent of @" + std::to_string(p) + " must be a tensor");
+        }
+      } else {
+        if (!t.is_scalar() || t.kind() == VKind::kNothing || t.kind() == VKind::kNone) {
+          return UsageError("the tangent of @" + std::to_string(p) + " must be a number, not " +
+                            TypeName(t));
+        }
+        adj_[slot] = t.to_double();
+      }
+    }
+    return Status::Ok();
+  }
+  if (rule == nullptr && marker == kNoNode &&
+      (k.kind == NodeKind::kArgument || k.kind == NodeKind::kReturn)) {
+    NodeId t = PassTarget(l, id);
+    uint64_t ts = varied_.Rank(t);
+    if (poisoned_.Get(ts)) {
+      poison(poison_origin_[ts]);
+      return Status::Ok();
+    }
+    if (is_tensor) {
+      auto it = tensor_tan_.find(ts);
+      if (it != tensor_tan_.end()) tensor_tan_[slot] = it->second;
+    } else {
+      adj_[slot] = adj_[ts];
+    }
+    return Status::Ok();
+  }
+  // A primitive, or the closer of a call with a rule.
+  Loc src = marker != kNoNode ? Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  Operands(src, src_id, &ops_);
+  ClassInfo& sk = const_cast<ClassInfo&>(Cls(src));
+  size_t arity = ops_.size();
+  for (const OperandVal& o : ops_) {
+    if (o.varied && poisoned_.Get(varied_.Rank(o.target))) {
+      poison(poison_origin_[varied_.Rank(o.target)]);
+      return Status::Ok();
+    }
+  }
+  if (rule == nullptr) {
+    poison(id);
+    return Status::Ok();
+  }
+  uint64_t mask = 0;
+  for (size_t j = 0; j < arity && j < 63; ++j) {
+    const OperandVal& o = ops_[j];
+    if (!o.varied || !rule->Differentiates(j)) continue;
+    uint64_t ts = varied_.Rank(o.target);
+    if (o.vkind == VKind::kTensor && tensor_tan_.find(ts) == tensor_tan_.end()) continue;
+    mask |= uint64_t{1} << j;
+  }
+  if (arity >= 63) return Unsupported(NodeName(id) + ": more than 62 operands");
+  if (mask == 0) return Status::Ok();  // no tangent reaches it: zero
+  const Program* prog = sk.fwd.prog;
+  if (prog == nullptr || sk.fwd.mask != mask) {
+    auto key = std::make_tuple(rule, arity, mask);
+    auto it = fwd_cache_.find(key);
+    if (it == fwd_cache_.end()) {
+      std::vector<bool> has(arity, false);
+      for (size_t j = 0; j < arity; ++j) has[j] = (mask >> j) & 1;
+      auto p = internal::CompileForward(*rule, arity, has);
+      if (!p) return Status(p.error().code(), p.error().message() + " (at " + NodeName(id) + ")");
+      it = fwd_cache_.emplace(key, std::make_unique<Program>(std::move(p).value())).first;
+    }
+    prog = it->second.get();
+    sk.fwd = {mask, prog};
+  }
+  ++stats_.rule_applications;
+  if (prog->outputs[0] == kZeroReg) return Status::Ok();
+  // Scalar path: every operand the program reads is a real scalar.
+  bool scalar = prog->scalar && !is_tensor;
+  double yv = 0;
+  uint64_t ybits = BitsOf(l);
+  if (scalar && prog->reads[arity]) scalar = ScalarDouble(k.vkind, ybits, &yv);
+  for (size_t j = 0; j < arity && scalar; ++j) {
+    double d;
+    if ((prog->reads[j] || ((mask >> j) & 1)) && !ScalarDouble(ops_[j].vkind, ops_[j].bits, &d)) {
+      scalar = false;
+    }
+  }
+  if (scalar) {
+    scratch_.assign(static_cast<size_t>(prog->num_regs), 0.0);
+    for (size_t j = 0; j < arity; ++j) {
+      ScalarDouble(ops_[j].vkind, ops_[j].bits, &scratch_[j]);
+      if ((mask >> j) & 1) scratch_[arity + 1 + j] = adj_[varied_.Rank(ops_[j].target)];
+    }
+    scratch_[arity] = yv;
+    internal::RunScalar(*prog, scratch_.data());
+    adj_[slot] = scratch_[static_cast<size_t>(prog->souts[0])];
+    return Status::Ok();
+  }
+  vscratch_.assign(static_cast<size_t>(prog->num_regs), Value());
+  for (size_t j = 0; j < arity; ++j) {
+    if (prog->reads[j]) vscratch_[j] = DecodeOperand(ops_[j]);
+    if ((mask >> j) & 1) {
+      uint64_t ts = varied_.Rank(ops_[j].target);
+      if (ops_[j].vkind == VKind::kTensor) {
+        vscratch_[arity + 1 + j] = tensor_tan_[ts];
+      } else {
+        vscratch_[arity + 1 + j] = ScalarValue(adj_[ts], ops_[j].vkind == VKind::kF32);
+      }
+    }
+  }
+  if (prog->reads[arity]) vscratch_[arity] = l.cv->c->Decode(ybits, k.vkind);
+  bool f32 = k.vkind == VKind::kF32 || (is_tensor && l.cv->c->tensor_dtype(ybits) == DType::kF32);
+  Status s = internal::RunValues(*prog, vscratch_, f32);
+  if (!s.ok()) return Status(s.code(), NodeName(id) + ": " + s.message());
+  const Value& out = vscratch_[static_cast<size_t>(prog->outputs[0])];
+  if (is_tensor != (out.kind() == VKind::kTensor)) {
+    return InvalidArgument(NodeName(id) + ": the forward rule of " + rule->Signature() +
+                           " gives a " + TypeName(out) + " tangent for a " +
+                           (is_tensor ? "tensor" : "scalar") + " value");
+  }
+  SetTangent(slot, out);
+  return Status::Ok();
+}
+
+}  // namespace irt::internal::grad

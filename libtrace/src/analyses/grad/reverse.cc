@@ -1,0 +1,441 @@
+// The reverse sweep: visits the active nodes backward and adds each one's
+// adjoint into its operands' through the reverse programs of its rule, on
+// binary64 registers where it can (FastReverse) and on values otherwise.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "irt/ops.h"
+#include "irt/print.h"
+
+// Last: it turns on the popcnt instruction for the rest of the file.
+#include "analyses/grad/engine.h"
+
+namespace irt::internal::grad {
+
+Result<RevCache*> GradEngine::Reverse(ClassInfo& k, const Rule* rule, size_t arity) {
+  if (k.rev != nullptr) return k.rev;
+  auto key = std::make_pair(rule, arity);
+  auto it = rev_cache_.find(key);
+  if (it == rev_cache_.end()) {
+    auto c = std::make_unique<RevCache>();
+    c->progs.resize(arity);
+    c->reads.assign(arity, 0);
+    for (size_t j = 0; j < arity; ++j) {
+      if (!rule->Differentiates(j)) continue;
+      IRT_ASSIGN_OR_RETURN(Program p, internal::CompileReverse(*rule, arity, j));
+      uint64_t reads = 0;
+      for (size_t q = 0; q < arity && q < 63; ++q) {
+        if (p.reads[q]) reads |= uint64_t{1} << q;
+      }
+      if (arity >= 63 || !p.scalar) reads = ~uint64_t{0};
+      if (p.reads[arity]) reads |= uint64_t{1} << 63;
+      c->reads[j] = reads;
+      c->max_regs = std::max(c->max_regs, static_cast<size_t>(p.num_regs));
+      c->progs[j] = std::move(p);
+    }
+    it = rev_cache_.emplace(key, std::move(c)).first;
+  }
+  k.rev = it->second.get();
+  return k.rev;
+}
+
+Result<TensorAdj*> GradEngine::TensorAdjOf(NodeId target, uint64_t slot) {
+  if (slot == cached_slot_) return cached_adj_;
+  auto it = tensor_adj_.find(slot);
+  if (it == tensor_adj_.end()) {
+    Loc tl = Locate(target);
+    TensorAdj a;
+    a.t = Tensor::Zeros(tl.cv->c->tensor_dtype(BitsOf(tl)), tl.cv->c->tensor_shape(BitsOf(tl)));
+    it = tensor_adj_.emplace(slot, std::move(a)).first;
+  }
+  cached_slot_ = slot;
+  cached_adj_ = &it->second;
+  return cached_adj_;
+}
+
+Status GradEngine::AccumulateScalar(NodeId target, double g) {
+  uint64_t s = varied_.Rank(target);
+  adj_[s] += g;
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+Status GradEngine::AccumulateValue(NodeId target, const Value& g, const char* what) {
+  uint64_t s = varied_.Rank(target);
+  Loc tl = Locate(target);
+  const ClassInfo& tk = Cls(tl);
+  if (tk.vkind != VKind::kTensor) {
+    if (!g.is_scalar() || g.kind() == VKind::kNone || g.kind() == VKind::kNothing) {
+      return InvalidArgument(std::string(what) + " gives a " + TypeName(g) +
+                             " adjoint for the scalar " + NodeName(target));
+    }
+    adj_[s] += g.to_double();
+    touched_.Set(s);
+    return Status::Ok();
+  }
+  IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
+  if (g.kind() != VKind::kTensor || g.tensor().shape != a->t.shape) {
+    return InvalidArgument(std::string(what) + " gives a " + TypeName(g) + " " +
+                           (g.kind() == VKind::kTensor ? FormatValue(g, {.max_elements = 3}) : "") +
+                           " adjoint for " + NodeName(target) + ", a " +
+                           TypeName(Value::MakeTensor(Tensor::Zeros(a->t.dtype, {}))) +
+                           " tensor of another shape");
+  }
+  const Tensor& gt = g.tensor();
+  int64_t n = a->t.numel();
+  if (a->t.dtype == DType::kF64) {
+    double* p = a->t.f64();
+    if (gt.dtype == DType::kF64) {
+      const double* q = gt.f64();
+      for (int64_t i = 0; i < n; ++i) p[i] += q[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] += gt.at(i);
+    }
+  } else {
+    float* p = a->t.f32();
+    for (int64_t i = 0; i < n; ++i) p[i] += static_cast<float>(gt.at(i));
+  }
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
+                                    const Value* vidx) {
+  uint64_t s = varied_.Rank(target);
+  Loc tl = Locate(target);
+  if (Cls(tl).vkind == VKind::kTuple) {
+    return NotFound("derivatives do not pass through tuples (no rule takes the tuple " +
+                    NodeName(target) + ")");
+  }
+  if (Cls(tl).vkind != VKind::kTensor) {
+    return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
+  }
+  IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
+  const std::vector<int64_t>& shape = a->t.shape;
+  int64_t n = a->t.numel();
+  int64_t off = 0;
+  auto index = [&](size_t d, int64_t* out) -> bool {
+    double x = vidx ? vidx[d].to_double() : idx[d];
+    if (x != std::trunc(x)) return false;
+    *out = static_cast<int64_t>(x);
+    return true;
+  };
+  if (nidx == 1) {
+    int64_t i;
+    if (!index(0, &i) || i < 1 || i > n) {
+      return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
+    }
+    off = i - 1;  // a linear index is row-major, as getindex takes it (irt/ops.h)
+  } else {
+    if (nidx != shape.size()) {
+      return InvalidArgument("wrong number of indices adding into the adjoint of " +
+                             NodeName(target));
+    }
+    for (size_t d = 0; d < nidx; ++d) {
+      int64_t i;
+      if (!index(d, &i) || i < 1 || i > shape[d]) {
+        return InvalidArgument("index out of bounds adding into the adjoint of " +
+                               NodeName(target));
+      }
+      off = off * shape[d] + (i - 1);
+    }
+  }
+  if (a->t.dtype == DType::kF64) {
+    a->t.f64()[off] += g;
+  } else {
+    a->t.f32()[off] += static_cast<float>(g);
+  }
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+// The adjoint of the node at `slot` as a value (scalars as the node's type).
+// With `take`, a tensor adjoint is moved out (it is not needed again).
+Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
+  const ClassInfo& k = Cls(l);
+  if (k.vkind != VKind::kTensor) return ScalarValue(adj_[slot], k.vkind == VKind::kF32);
+  auto it = tensor_adj_.find(slot);
+  if (it == tensor_adj_.end()) {
+    return Value::MakeTensor(
+        Tensor::Zeros(l.cv->c->tensor_dtype(BitsOf(l)), l.cv->c->tensor_shape(BitsOf(l))));
+  }
+  if (!take || opts_.keep_adjoints) return Value::MakeTensor(it->second.t);
+  Value v = Value::MakeTensor(std::move(it->second.t));
+  if (cached_slot_ == slot) cached_slot_ = ~uint64_t{0};
+  tensor_adj_.erase(it);
+  return v;
+}
+
+Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from) {
+  if (target == kNoNode || !varied_.Get(target)) return Status::Ok();
+  const ClassInfo& k = Cls(from);
+  if (k.vkind != VKind::kTensor) return AccumulateScalar(target, adj_[from_slot]);
+  auto it = tensor_adj_.find(from_slot);
+  if (it == tensor_adj_.end()) {
+    touched_.Set(varied_.Rank(target));
+    return Status::Ok();
+  }
+  uint64_t ts = varied_.Rank(target);
+  auto tt = tensor_adj_.find(ts);
+  if (tt == tensor_adj_.end() && !opts_.keep_adjoints &&
+      Cls(Locate(target)).vkind == VKind::kTensor) {
+    // Hand the buffer over.
+    if (cached_slot_ == from_slot || cached_slot_ == ts) cached_slot_ = ~uint64_t{0};
+    TensorAdj moved = std::move(it->second);
+    tensor_adj_.erase(it);
+    tensor_adj_.emplace(ts, std::move(moved));
+    touched_.Set(ts);
+    return Status::Ok();
+  }
+  return AccumulateValue(target, Value::MakeTensor(it->second.t), "a pass-through");
+}
+
+// The common case without allocation: a primitive with a scalar result whose
+// rule programs read only real scalars and add into scalar adjoints (or
+// sparsely into tensors). Returns false to leave the node to ApplyReverse,
+// which handles (and reports) everything else. Always inlined into the
+// sweep, its only caller: it runs once per active node, where a call costs
+// about 1% of the whole run (callgrind, testdata/ir/h.ir).
+[[gnu::always_inline]] inline bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot,
+                                                           ClassInfo& k) {
+  constexpr size_t kMaxArity = 8;
+  constexpr int32_t kMaxRegs = 48;
+  RevCache* rc = k.rev;
+  if (rc == nullptr) {
+    auto r = Reverse(k, k.rule, k.n_ops);
+    if (!r) return false;
+    rc = *r;
+  }
+  size_t arity = k.n_ops;
+  if (arity > kMaxArity || rc->max_regs > static_cast<size_t>(kMaxRegs)) {
+    k.fast = false;
+    return false;
+  }
+  double regs[kMaxRegs];
+  NodeId targets[kMaxArity];
+  bool var[kMaxArity];
+  uint64_t real = k.lit_real | (uint64_t{1} << 63);
+  const internal::NodeRec& nd = l.cv->nodes[l.local];
+  const uint32_t* r = l.cv->refs + nd.first_ref;
+  for (size_t j = 0; j < arity; ++j) {
+    int32_t ri = k.ref_index[j];
+    if (ri < 0) {
+      regs[j] = k.lit_val[j];
+      var[j] = false;
+      continue;
+    }
+    NodeId t = id - r[ri];
+    targets[j] = t;
+    Loc tl = Locate(t);
+    const internal::NodeRec& tn = tl.cv->nodes[tl.local];
+    if (ScalarDouble(tl.cv->classes[tn.cls].vkind, tn.value, &regs[j])) real |= uint64_t{1} << j;
+    var[j] = varied_.Get(t);
+  }
+  for (size_t j = 0; j < arity; ++j) {
+    if (var[j] && rc->progs[j] && (rc->reads[j] & ~real) != 0) return false;
+  }
+  ScalarDouble(k.vkind, nd.value, &regs[arity]);
+  regs[arity + 1] = adj_[slot];
+  ++stats_.rule_applications;
+  for (size_t j = 0; j < arity; ++j) {
+    if (!var[j] || !rc->progs[j]) continue;
+    const Program& p = *rc->progs[j];
+    internal::RunScalar(p, regs);
+    double g = regs[p.souts[0]];
+    NodeId t = targets[j];
+    if (p.souts.size() > 1) {
+      double idx[kMaxArity];
+      size_t ni = p.souts.size() - 1;
+      if (ni > kMaxArity) return false;
+      for (size_t q = 0; q < ni; ++q) idx[q] = regs[p.souts[q + 1]];
+      if (!AccumulateSparse(t, g, idx, ni, nullptr).ok()) return false;
+      continue;
+    }
+    if (!((real >> j) & 1)) return false;  // a dense scalar into a tensor: a rule error
+    uint64_t ts = varied_.Rank(t);
+    adj_[ts] += g;
+    touched_.Set(ts);
+  }
+  return true;
+}
+
+Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker,
+                                const Rule* rule) {
+  Loc src = marker != kNoNode ? Locate(marker) : l;
+  NodeId src_id = marker != kNoNode ? marker : id;
+  ClassInfo& sk = const_cast<ClassInfo&>(Cls(src));
+  const ClassInfo& k = Cls(l);
+  if (rule == nullptr) return MissingRule(src_id, sk, sk.op, sk.n_ops);
+  Operands(src, src_id, &ops_);
+  size_t arity = ops_.size();
+  IRT_ASSIGN_OR_RETURN(RevCache * rc, Reverse(sk, rule, arity));
+  ++stats_.rule_applications;
+  uint64_t ybits = BitsOf(l);
+  bool y_scalar = k.vkind != VKind::kTensor;
+  uint64_t real = 0;  // operands that are real scalars
+  for (size_t j = 0; j < arity && j < 63; ++j) {
+    VKind vk = ops_[j].vkind;
+    if (vk == VKind::kF64 || vk == VKind::kF32 || vk == VKind::kI64 || vk == VKind::kBool) {
+      real |= uint64_t{1} << j;
+    }
+  }
+  if (y_scalar) real |= uint64_t{1} << 63;
+  bool regs_ready = false;
+  bool values_ready = false;
+  Value dy;
+  for (size_t j = 0; j < arity; ++j) {
+    const OperandVal& o = ops_[j];
+    if (!o.varied || !rc->progs[j]) continue;
+    const Program& p = *rc->progs[j];
+    bool sparse = p.outputs.size() > 1;
+    if (y_scalar && (rc->reads[j] & ~real) == 0) {
+      if (!regs_ready) {
+        scratch_.resize(rc->max_regs);
+        for (size_t q = 0; q < arity; ++q) ScalarDouble(ops_[q].vkind, ops_[q].bits, &scratch_[q]);
+        ScalarDouble(k.vkind, ybits, &scratch_[arity]);
+        scratch_[arity + 1] = adj_[slot];
+        regs_ready = true;
+      }
+      internal::RunScalar(p, scratch_.data());
+      double g = scratch_[static_cast<size_t>(p.souts[0])];
+      if (sparse) {
+        double idx[8];
+        size_t ni = p.souts.size() - 1;
+        if (ni <= 8) {
+          for (size_t q = 0; q < ni; ++q) idx[q] = scratch_[static_cast<size_t>(p.souts[q + 1])];
+          IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, g, idx, ni, nullptr));
+          continue;
+        }
+        std::vector<Value> vidx;
+        for (size_t q = 0; q < ni; ++q) {
+          vidx.push_back(Value::F64(scratch_[static_cast<size_t>(p.souts[q + 1])]));
+        }
+        IRT_RETURN_IF_ERROR(AccumulateSparse(o.target, g, nullptr, ni, vidx.data()));
+        continue;
+      }
+      Loc tl = Locate(o.target);
+      if (Cls(tl).vkind == VKind::kTensor) {
+        IRT_RETURN_IF_ERROR(AccumulateValue(o.target, ScalarValue(g, false),
+                                            ("the rule for " + rule->Signature()).c_str()));
+      } else {
+        IRT_RETURN_IF_ERROR(AccumulateScalar(o.target, g));
+      }
+      continue;
+    }
+    // On values.
+    if (!values_ready) {
+      vscratch_.assign(rc->max_regs, Value());
+      dy = AdjointValue(slot, l, /*take=*/true);
+      values_ready = true;
+    }
+    for (size_t q = 0; q < arity; ++q) {
+      if (p.reads[q] && vscratch_[q].is_none()) vscratch_[q] = DecodeOperand(ops_[q]);
+    }
+    if (p.reads[arity] && vscratch_[arity].is_none()) {
+      vscratch_[arity] = l.cv->c->Decode(ybits, k.vkind);
+    }
+    vscratch_[arity + 1] = dy;
+    bool f32 = k.vkind == VKind::kF32 || (!y_scalar && l.cv->c->tensor_dtype(ybits) == DType::kF32);
+    Status s = internal::RunValues(p, vscratch_, f32);
+    if (!s.ok()) return Status(s.code(), NodeName(src_id) + ": " + s.message());
+    const Value& g = vscratch_[static_cast<size_t>(p.outputs[0])];
+    if (sparse) {
+      std::vector<Value> vidx;
+      for (size_t q = 1; q < p.outputs.size(); ++q) {
+        vidx.push_back(vscratch_[static_cast<size_t>(p.outputs[q])]);
+      }
+      if (!g.is_scalar()) {
+        return InvalidArgument(NodeName(src_id) + ": a sparse rule must add a number");
+      }
+      IRT_RETURN_IF_ERROR(
+          AccumulateSparse(o.target, g.to_double(), nullptr, vidx.size(), vidx.data()));
+      continue;
+    }
+    std::string what = NodeName(src_id) + ": the rule for " + rule->Signature();
+    IRT_RETURN_IF_ERROR(AccumulateValue(o.target, g, what.c_str()));
+  }
+  return Status::Ok();
+}
+
+Status GradEngine::ReversePass() {
+  double t0 = Now();
+  uint64_t n = trace_.size();
+  adj_.assign(n_active_, 0.0);
+  touched_.Resize(n_active_);
+  NodeId res = result_node();
+  if (varied_.Get(res)) {
+    uint64_t s = varied_.Rank(res);
+    Loc l = Locate(res);
+    const ClassInfo& k = Cls(l);
+    const Value& seed = *opts_.seed;
+    if (k.vkind == VKind::kTensor) {
+      IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(res, s));
+      if (seed.kind() == VKind::kTensor) {
+        if (seed.tensor().shape != a->t.shape) {
+          return UsageError("the seed has the shape of " + FormatValue(seed, {.max_elements = 3}) +
+                            ", the result's is different");
+        }
+        for (int64_t i = 0; i < a->t.numel(); ++i) {
+          if (a->t.dtype == DType::kF64) {
+            a->t.f64()[i] = seed.tensor().at(i);
+          } else {
+            a->t.f32()[i] = static_cast<float>(seed.tensor().at(i));
+          }
+        }
+      } else {
+        for (int64_t i = 0; i < a->t.numel(); ++i) {
+          if (a->t.dtype == DType::kF64) {
+            a->t.f64()[i] = seed.to_double();
+          } else {
+            a->t.f32()[i] = static_cast<float>(seed.to_double());
+          }
+        }
+      }
+    } else {
+      adj_[s] = seed.to_double();
+    }
+    touched_.Set(s);
+  }
+  uint64_t slot = n_active_;
+  const std::vector<uint64_t>& words = varied_.words();
+  for (uint64_t w = (n + 63) / 64; w-- > 0;) {
+    uint64_t word = words[w];
+    while (word != 0) {
+      int bit = 63 - __builtin_clzll(word);
+      word &= ~(uint64_t{1} << bit);
+      NodeId id = w * 64 + static_cast<uint64_t>(bit);
+      --slot;
+      if (!touched_.Get(slot)) continue;
+      Loc l = Locate(id);
+      cur_ = l.cv;
+      const ClassInfo& k = Cls(l);
+      switch (k.cat) {
+        case Cat::kReturn: {
+          NodeId m = RuledMarker(l, id);
+          if (m != kNoNode) {
+            IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, m, Cls(Locate(m)).rule));
+            break;
+          }
+          IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
+          break;
+        }
+        case Cat::kFuncArg:
+        case Cat::kBlockArg:
+          IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
+          break;
+        case Cat::kPrim:
+          if (k.fast && FastReverse(l, id, slot, const_cast<ClassInfo&>(k))) break;
+          IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, kNoNode, k.rule));
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  stats_.sweep_seconds = Now() - t0;
+  return Status::Ok();
+}
+
+}  // namespace irt::internal::grad
