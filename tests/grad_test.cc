@@ -1029,7 +1029,7 @@ TEST(GradTest, Errors) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kNotFound);
   EXPECT_EQ(r.status().message(),
-            "no derivative rule for primitive 'sin' with 1 arguments at node 3 (@3, ⟨sin⟩ at "
+            "no derivative rule for primitive 'sin' taking 1 argument at node 3 (@3, ⟨sin⟩ at "
             "§1:%3); add one with --rules");
   GradOptions fw;
   fw.mode = GradMode::kForward;

@@ -209,8 +209,9 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
   } else {
     hint = "; add one with --rules";
   }
-  return NotFound("no derivative rule for " + kind + " '" + DisplayString(op) + "' with " +
-                  std::to_string(arity) + " arguments at " + NodeName(id) + hint);
+  std::string taking = std::to_string(arity) + (arity == 1 ? " argument" : " arguments");
+  return NotFound("no derivative rule for " + kind + " '" + DisplayString(op) + "' taking " +
+                  taking + " at " + NodeName(id) + hint);
 }
 
 std::optional<Value> GradEngine::Adjoint(NodeId id) {
