@@ -61,7 +61,7 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
   for (NodeId id = trace.size(); id-- > 0;) {
     if (!e.Touched(id)) continue;
     GradEngine::Loc l = e.Locate(id);
-    if (e.Cls(l).kind == NodeKind::kReturn) marker_closer[e.RootMarkerOfRuledCloser(l, id)] = id;
+    if (e.Cls(l).f->kind == NodeKind::kReturn) marker_closer[e.RootMarkerOfRuledCloser(l, id)] = id;
   }
   WriterOptions wo;
   wo.producer_name = std::string(trace.producer_name());
@@ -84,7 +84,7 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
       uint32_t ki = nd.class_index();
       if (cls[ki] == ~0u) cls[ki] = w.DefineClass(SpecOf(*c, nd.cls()));
       refs.clear();
-      for (uint32_t j = 0; j < k.n_refs; ++j) refs.push_back(e.RefTarget(l, id, j));
+      for (uint32_t j = 0; j < k.f->n_refs; ++j) refs.push_back(e.RefTarget(l, id, j));
       w.Append(cls[ki], nd.value(), refs);
       for (const MetaEntry& m : nd.meta()) w.AddMeta(m.key, m.value);
       std::optional<Value> adj = e.Adjoint(id);
@@ -95,7 +95,7 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
           }
         }
       }
-      if (!adj && k.kind == NodeKind::kCall) {
+      if (!adj && k.f->kind == NodeKind::kCall) {
         auto it = marker_closer.find(id);
         if (it != marker_closer.end()) adj = e.Adjoint(it->second);
       }

@@ -124,7 +124,7 @@ NodeId Emitter::Emit(NodeKind kind, const std::string& op, const std::vector<Ref
 Location Emitter::LocOf(NodeId orig) {
   GradEngine::Loc l = e_.Locate(orig);
   const ClassInfo& k = e_.Cls(l);
-  return Location{k.block, k.pos, false, k.line, k.col};
+  return Location{k.f->block, k.f->pos, false, k.f->line, k.f->col};
 }
 
 NodeId Emitter::PrimalOf(NodeId orig) {
@@ -142,7 +142,7 @@ Result<NodeId> Emitter::RefFor(NodeId orig) {
   if (n != kNoNode) return n;
   GradEngine::Loc l = e_.Locate(orig);
   const ClassInfo& k = e_.Cls(l);
-  Value v = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
+  Value v = l.cv->c->Decode(e_.BitsOf(l), k.f->vkind);
   NodeId id = Emit(NodeKind::kConstant, "", {}, v, LocOf(orig), kNoNode);
   constants_[orig] = id;
   return id;
@@ -163,9 +163,9 @@ Status Emitter::EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, u
   }
   const ClassInfo& sk = e_.Cls(src);
   const ClassInfo& k = e_.Cls(l);
-  Value v = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
-  NodeKind kind = sk.kind == NodeKind::kSpecial ? NodeKind::kSpecial : NodeKind::kPrimitive;
-  prim_[slot] = Emit(kind, std::string(sk.op), args, v, LocOf(src_id), kNoNode);
+  Value v = l.cv->c->Decode(e_.BitsOf(l), k.f->vkind);
+  NodeKind kind = sk.f->kind == NodeKind::kSpecial ? NodeKind::kSpecial : NodeKind::kPrimitive;
+  prim_[slot] = Emit(kind, std::string(sk.f->op), args, v, LocOf(src_id), kNoNode);
   return Status::Ok();
 }
 
@@ -215,7 +215,7 @@ Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<
   NodeId primal = PrimalOf(target);
   if (acc.absent()) {
     GradEngine::Loc l = e_.Locate(target);
-    Value pv = l.cv->c->Decode(e_.BitsOf(l), e_.Cls(l).vkind);
+    Value pv = l.cv->c->Decode(e_.BitsOf(l), e_.Cls(l).f->vkind);
     IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{pv}));
     NodeId id = Emit(NodeKind::kPrimitive, "zero", {{primal, pv}}, z, LocOf(target), primal);
     acc = {id, z};
@@ -238,15 +238,15 @@ Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, No
   NodeId src_id = marker != kNoNode ? marker : id;
   ClassInfo& sk = const_cast<ClassInfo&>(e_.Cls(src));
   const ClassInfo& k = e_.Cls(l);
-  if (rule == nullptr) return e_.MissingRule(src_id, sk, sk.op, sk.n_ops);
+  if (rule == nullptr) return e_.MissingRule(src_id, sk, sk.f->op, sk.f->n_operands);
   e_.Operands(src, src_id, &ops_);
   std::vector<OperandVal> ops = ops_;
   size_t arity = ops.size();
   IRT_ASSIGN_OR_RETURN(RevCache * rc, e_.Reverse(sk, rule, arity));
   ++e_.stats().rule_applications;
-  Value y = l.cv->c->Decode(e_.BitsOf(l), k.vkind);
+  Value y = l.cv->c->Decode(e_.BitsOf(l), k.f->vkind);
   bool f32 =
-      k.vkind == VKind::kF32 || (y.kind() == VKind::kTensor && y.tensor().dtype == DType::kF32);
+      k.f->vkind == VKind::kF32 || (y.kind() == VKind::kTensor && y.tensor().dtype == DType::kF32);
   for (size_t j = 0; j < arity; ++j) {
     const OperandVal& o = ops[j];
     if (!o.varied || !rc->progs[j]) continue;
@@ -318,7 +318,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
       prim_[s] = root_arg->second;
       continue;
     }
-    switch (k.kind) {
+    switch (k.f->kind) {
       case NodeKind::kArgument:
         prim_[s] = prim_[e_.Slot(e_.PassTarget(l, id))];
         break;
@@ -349,7 +349,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     if (adj_[slot].absent()) continue;
     GradEngine::Loc l = e_.Locate(id);
     const ClassInfo& k = e_.Cls(l);
-    switch (k.kind) {
+    switch (k.f->kind) {
       case NodeKind::kReturn: {
         NodeId m = e_.RuledMarker(l, id);
         if (m != kNoNode) {

@@ -24,54 +24,43 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
   cv.operands = c->operands;
   cv.literals = c->literals;
   cv.ntensors = c->n_tensors;
+  cv.facts = c->classes.data();
   uint32_t nclasses = static_cast<uint32_t>(c->classes.size());
   cv.classes.resize(nclasses);
   for (uint32_t i = 0; i < nclasses; ++i) {
     const internal::ClassFacts& fc = c->classes[i];
     ClassInfo& k = cv.classes[i];
-    k.kind = fc.kind;
-    k.vkind = fc.vkind;
-    k.flags = fc.flags;
-    k.n_ops = fc.n_operands;
-    k.first_op = fc.first_operand;
-    k.aux = fc.aux;
-    k.block = fc.block;
-    k.pos = fc.pos;
-    k.line = fc.line;
-    k.col = fc.col;
-    k.op = fc.op;
-    k.ref_index.resize(k.n_ops);
+    k.f = &fc;
+    k.ref_index.resize(fc.n_operands);
     int32_t r = 0;
-    for (uint32_t j = 0; j < k.n_ops; ++j) {
-      k.ref_index[j] = cv.operands[k.first_op + j] == 0 ? r++ : -1;
+    for (uint32_t j = 0; j < fc.n_operands; ++j) {
+      k.ref_index[j] = cv.operands[fc.first_operand + j] == 0 ? r++ : -1;
     }
-    k.n_refs = static_cast<uint32_t>(r);
-    k.n_refs_total = k.n_refs + (IsCloser(k.kind) ? 1 : 0);
-    k.lit_val.assign(k.n_ops, 0.0);
-    for (uint32_t j = 0; j < k.n_ops; ++j) {
-      uint32_t o = cv.operands[k.first_op + j];
+    k.lit_val.assign(fc.n_operands, 0.0);
+    for (uint32_t j = 0; j < fc.n_operands; ++j) {
+      uint32_t o = cv.operands[fc.first_operand + j];
       if (o == 0) continue;
       const internal::ValueRec& lit = cv.literals[o - 1];
       if (j < 63 && ScalarDouble(static_cast<VKind>(lit.vkind), lit.bits, &k.lit_val[j]))
         k.lit_real |= uint64_t{1} << j;
     }
     double unused;
-    k.y_real = ScalarDouble(k.vkind, 0, &unused);
+    k.y_real = ScalarDouble(fc.vkind, 0, &unused);
     // A tuple may hold floats: a primitive that makes one from an active
     // value needs a rule (none passes derivatives through tuples yet), so
     // that differentiating through it is an error, not a silent zero.
-    bool floaty = k.vkind == VKind::kF64 || k.vkind == VKind::kF32 || k.vkind == VKind::kTensor ||
-                  k.vkind == VKind::kTuple;
-    switch (k.kind) {
+    bool floaty = fc.vkind == VKind::kF64 || fc.vkind == VKind::kF32 ||
+                  fc.vkind == VKind::kTensor || fc.vkind == VKind::kTuple;
+    switch (fc.kind) {
       case NodeKind::kPrimitive:
       case NodeKind::kSpecial:
-        k.rule = rules_.Find(k.op, k.n_ops);
-        k.nondiff = k.rule == nullptr && rules_.IsNondiff(k.op);
+        k.rule = rules_.Find(fc.op, fc.n_operands);
+        k.nondiff = k.rule == nullptr && rules_.IsNondiff(fc.op);
         k.cat = (k.nondiff || !floaty) ? Cat::kInert : Cat::kPrim;
         k.fast = k.rule != nullptr && k.y_real;
         break;
       case NodeKind::kCall:
-        k.rule = rules_.Find(k.op, k.n_ops);
+        k.rule = rules_.Find(fc.op, fc.n_operands);
         k.cat = Cat::kCall;
         break;
       case NodeKind::kReturn:
@@ -81,11 +70,11 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
         k.cat = Cat::kError;
         break;
       case NodeKind::kArgument:
-        if (k.aux != 0) {
+        if (fc.aux != 0) {
           // A block or nested function argument that cannot hold a float is
           // never active: nothing reads through it.
           k.cat = floaty ? Cat::kBlockArg : Cat::kInert;
-        } else if (k.n_ops == 1 && k.ref_index[0] >= 0) {
+        } else if (fc.n_operands == 1 && k.ref_index[0] >= 0) {
           k.cat = floaty ? Cat::kFuncArg : Cat::kInert;
         } else {
           k.cat = Cat::kRootArg;
@@ -101,20 +90,21 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
 
 NodeId GradEngine::PassTarget(const Loc& l, NodeId id) {
   const ClassInfo& k = Cls(l);
-  if (k.kind == NodeKind::kReturn) {
-    if (k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+  const internal::ClassFacts& kf = *k.f;
+  if (kf.kind == NodeKind::kReturn) {
+    if (kf.n_operands != 1 || k.ref_index[0] < 0) return kNoNode;
     return RefTarget(l, id, 0);
   }
-  if (k.kind != NodeKind::kArgument || k.n_ops != 1 || k.ref_index[0] < 0) return kNoNode;
+  if (kf.kind != NodeKind::kArgument || kf.n_operands != 1 || k.ref_index[0] < 0) return kNoNode;
   NodeId ref = RefTarget(l, id, 0);
-  if (k.aux == 0) return ref;
+  if (kf.aux == 0) return ref;
   // A block argument: the aux-th operand of the jump it references.
   Loc j = Locate(ref);
   const ClassInfo& jk = Cls(j);
-  if (jk.kind != NodeKind::kJump) return kNoNode;
-  uint32_t nargs = jk.n_ops - ((jk.flags & 1) ? 1 : 0);
-  if (k.aux > nargs) return kNoNode;
-  int32_t ri = jk.ref_index[k.aux - 1];
+  if (jk.f->kind != NodeKind::kJump) return kNoNode;
+  uint32_t nargs = jk.f->n_operands - ((jk.f->flags & 1) ? 1 : 0);
+  if (kf.aux > nargs) return kNoNode;
+  int32_t ri = jk.ref_index[kf.aux - 1];
   if (ri < 0) return kNoNode;
   return RefTarget(j, ref, static_cast<uint32_t>(ri));
 }
@@ -129,11 +119,12 @@ NodeId GradEngine::RuledMarker(const Loc& l, NodeId id) {
 
 void GradEngine::Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out) {
   const ClassInfo& k = Cls(l);
-  out->resize(k.n_ops);
-  for (uint32_t j = 0; j < k.n_ops; ++j) {
+  const internal::ClassFacts& kf = *k.f;
+  out->resize(kf.n_operands);
+  for (uint32_t j = 0; j < kf.n_operands; ++j) {
     OperandVal& o = (*out)[j];
     if (k.ref_index[j] < 0) {
-      const internal::ValueRec& lit = l.cv->literals[l.cv->operands[k.first_op + j] - 1];
+      const internal::ValueRec& lit = l.cv->literals[l.cv->operands[kf.first_operand + j] - 1];
       o.is_ref = false;
       o.target = kNoNode;
       o.vkind = static_cast<VKind>(lit.vkind);
@@ -146,7 +137,7 @@ void GradEngine::Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out)
     Loc tl = Locate(t);
     o.is_ref = true;
     o.target = t;
-    o.vkind = Cls(tl).vkind;
+    o.vkind = Facts(tl).vkind;
     o.bits = BitsOf(tl);
     o.chunk = tl.cv->c;
     o.varied = varied_.Get(t);
@@ -172,12 +163,12 @@ std::string GradEngine::NodeName(NodeId id) {
       --i;
       Loc l = Locate(i);
       const ClassInfo& k = Cls(l);
-      if (IsCloser(k.kind)) {
+      if (IsCloser(k.f->kind)) {
         ++count;
         i = RootMarkerOfRuledCloser(l, i);
         continue;
       }
-      if (k.kind == NodeKind::kCall) {
+      if (k.f->kind == NodeKind::kCall) {
         parent = i;
         break;
       }
@@ -192,17 +183,17 @@ std::string GradEngine::NodeName(NodeId id) {
   Loc l = Locate(id);
   const ClassInfo& k = Cls(l);
   std::string what = "node " + std::to_string(id) + " (" + (path.empty() ? "@" : path);
-  if (!k.op.empty()) what += ", ⟨" + DisplayString(k.op) + "⟩";
+  if (!k.f->op.empty()) what += ", ⟨" + DisplayString(k.f->op) + "⟩";
   what += " at " + LocationText(k) + ")";
   return what;
 }
 
 Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view op, size_t arity) {
-  std::string kind = k.kind == NodeKind::kCall ? "function" : "primitive";
+  std::string kind = k.f->kind == NodeKind::kCall ? "function" : "primitive";
   std::string hint;
   if (rules_.HasRule(op)) {
     hint = " (there are rules for '" + DisplayString(op) + "' with other numbers of arguments)";
-  } else if (k.kind == NodeKind::kPrimitive && trace_.FunctionIR(op, id)) {
+  } else if (k.f->kind == NodeKind::kPrimitive && trace_.FunctionIR(op, id)) {
     hint =
         " (a module function recorded as a primitive: trace it with its body or give a rule "
         "with --rules)";
@@ -220,7 +211,7 @@ std::optional<Value> GradEngine::Adjoint(NodeId id) {
   if (!touched_.Get(s)) return std::nullopt;
   Loc l = Locate(id);
   const ClassInfo& k = Cls(l);
-  if (k.vkind != VKind::kTensor) return ScalarValue(adj_[s], k.vkind == VKind::kF32);
+  if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_[s], k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(s);
   if (it != tensor_adj_.end()) return Value::MakeTensor(it->second.t);
   auto kt = kept_.find(s);
@@ -236,11 +227,11 @@ Status GradEngine::Finish(GradResult* out) {
       if (varied_.Get(a.id)) {
         uint64_t s = varied_.Rank(a.id);
         Loc l = Locate(a.id);
-        if (Cls(l).vkind == VKind::kTensor) {
+        if (Cls(l).f->vkind == VKind::kTensor) {
           auto it = tensor_tan_.find(s);
           a.derivative = it != tensor_tan_.end() ? it->second : Value();
         } else {
-          a.derivative = ScalarValue(adj_[s], Cls(l).vkind == VKind::kF32);
+          a.derivative = ScalarValue(adj_[s], Cls(l).f->vkind == VKind::kF32);
         }
       }
       continue;
@@ -261,12 +252,12 @@ Status GradEngine::Finish(GradResult* out) {
         NodeId origin = poison_origin_[s];
         Loc ol = Locate(origin);
         const ClassInfo& ok = Cls(ol);
-        bool closer = IsCloser(ok.kind);
+        bool closer = IsCloser(ok.f->kind);
         NodeId m = closer ? RootMarkerOfRuledCloser(ol, origin) : origin;
         const ClassInfo& mk = Cls(Locate(m));
-        return MissingRule(m, mk, mk.op, mk.n_ops);
+        return MissingRule(m, mk, mk.f->op, mk.f->n_operands);
       }
-      if (k.vkind == VKind::kTensor) {
+      if (k.f->vkind == VKind::kTensor) {
         auto it = tensor_tan_.find(s);
         if (it != tensor_tan_.end()) {
           out->tangent = it->second;
@@ -274,10 +265,10 @@ Status GradEngine::Finish(GradResult* out) {
           out->tangent = AdjointValue(~uint64_t{0}, l, false);
         }
       } else {
-        out->tangent = ScalarValue(adj_[s], k.vkind == VKind::kF32);
+        out->tangent = ScalarValue(adj_[s], k.f->vkind == VKind::kF32);
       }
-    } else if (k.vkind != VKind::kTensor) {
-      out->tangent = ScalarValue(0.0, k.vkind == VKind::kF32);
+    } else if (k.f->vkind != VKind::kTensor) {
+      out->tangent = ScalarValue(0.0, k.f->vkind == VKind::kF32);
     } else {
       out->tangent = AdjointValue(~uint64_t{0}, l, false);
     }

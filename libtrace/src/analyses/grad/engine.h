@@ -6,7 +6,8 @@
 // argument) in a bit set with rank, and in forward mode computes tangents
 // (forward.cc). The reverse sweep then visits the global node order
 // backward (reverse.cc). Nodes are read through the column reader
-// (column_reader.h); ClassInfo holds what the passes need per node class.
+// (column_reader.h): a node class's facts are the reader's ClassFacts, and
+// ClassInfo holds only what the passes add per class.
 // The writers (annotate.cc, emit.cc) read the engine's activity and
 // adjoints through the accessors marked below.
 #ifndef IRT_SRC_ANALYSES_GRAD_ENGINE_H_
@@ -117,28 +118,20 @@ enum class Cat : uint8_t {
   kBlockArg,  // a block argument (references its jump)
 };
 
+// What the passes keep per node class beside its facts (f, from the column
+// reader): its category, rule, operand layout and compiled programs.
 struct ClassInfo {
+  const internal::ClassFacts* f = nullptr;
   Cat cat = Cat::kInert;
-  NodeKind kind = NodeKind::kArgument;
-  VKind vkind = VKind::kNone;
-  uint8_t flags = 0;
-  uint16_t n_ops = 0;
-  uint32_t first_op = 0;
-  uint32_t n_refs = 0;  // dynamic references, without a closer's call link
-  uint32_t aux = 0;
-  std::string_view op;
-  uint32_t n_refs_total = 0;       // n_refs plus a closer's call link
+  bool y_real = false;  // the node's value is a real scalar
+  bool fast = false;    // FastReverse may apply
+  bool nondiff = false;
   std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
   std::vector<double> lit_val;     // per operand: a real literal as binary64
   uint64_t lit_real = 0;           // operands that are real literals (bit j)
-  bool y_real = false;             // the node's value is a real scalar
-  bool fast = false;               // FastReverse may apply
   const Rule* rule = nullptr;      // Primitive/Special: its rule; Call: a rule for the callee
-  bool nondiff = false;
   RevCache* rev = nullptr;
   FwdEntry fwd;
-  uint32_t block = 0, pos = 0, line = 0;
-  uint16_t col = 0;
 };
 
 struct ChunkView {
@@ -153,7 +146,8 @@ struct ChunkView {
   const uint32_t* operands = nullptr;
   const internal::ValueRec* literals = nullptr;
   uint32_t ntensors = 0;
-  std::vector<ClassInfo> classes;
+  const internal::ClassFacts* facts = nullptr;  // by class: the reader's facts
+  std::vector<ClassInfo> classes;               // by class: the passes' side table
 };
 
 inline bool ScalarDouble(VKind k, uint64_t bits, double* out) {
@@ -180,8 +174,8 @@ inline Value ScalarValue(double d, bool f32) {
 }
 
 inline std::string LocationText(const ClassInfo& k) {
-  bool branch = k.kind == NodeKind::kJump || k.kind == NodeKind::kReturn;
-  return "§" + std::to_string(k.block) + (branch ? ":&" : ":%") + std::to_string(k.pos);
+  bool branch = k.f->kind == NodeKind::kJump || k.f->kind == NodeKind::kReturn;
+  return "§" + std::to_string(k.f->block) + (branch ? ":&" : ":%") + std::to_string(k.f->pos);
 }
 
 // One operand of a node, as the rules see it.
@@ -234,6 +228,9 @@ class GradEngine {
     return {far_, static_cast<uint32_t>(id - far_->base)};
   }
   const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls]; }
+  const internal::ClassFacts& Facts(const Loc& l) const {
+    return l.cv->facts[l.cv->nodes[l.local].cls];
+  }
   uint64_t BitsOf(const Loc& l) const { return l.cv->nodes[l.local].value; }
   NodeId RefTarget(const Loc& l, NodeId id, uint32_t k) const {
     return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k];
@@ -253,7 +250,7 @@ class GradEngine {
   NodeId result_node() const { return trace_.size() - 1; }
   NodeId RootMarkerOfRuledCloser(const Loc& l, NodeId id) const {
     const ClassInfo& k = Cls(l);
-    return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k.n_refs];
+    return id - l.cv->refs[l.cv->nodes[l.local].first_ref + k.f->n_refs];
   }
   /// The marker of a ruled call that `id` closes, or kNoNode.
   NodeId RuledMarker(const Loc& l, NodeId id);

@@ -19,7 +19,7 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
                                   uint32_t& ruled_depth, uint64_t& root_children) {
   const uint32_t* r = cv->refs + cv->nodes[local].first_ref;
   uint64_t bits = cv->nodes[local].value;
-  if (id == 0 && k.kind != NodeKind::kCall) {
+  if (id == 0 && k.f->kind != NodeKind::kCall) {
     return Fail(id, "the first node must open the root call");
   }
   if (open.size() == 1 && k.cat != Cat::kReturn) ++root_children;
@@ -36,16 +36,16 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
     case Cat::kError:
       return Fail(id, "the trace records a failed run (an Error node); it has no derivative");
     case Cat::kReturn: {
-      NodeId m = id - r[k.n_refs];
+      NodeId m = id - r[k.f->n_refs];
       if (open.empty() || open.back().marker != m) {
         return Fail(id, "closes node " + std::to_string(m) + ", not the innermost open call");
       }
-      if (k.n_ops != 1) return Fail(id, "a return needs one operand");
+      if (k.f->n_operands != 1) return Fail(id, "a return needs one operand");
       OpenCall top = open.back();
       open.pop_back();
       if (top.rule != nullptr) {
         --ruled_depth;
-        if (ruled_depth == 0 && IsFloatValue(*cv, k.vkind, bits)) {
+        if (ruled_depth == 0 && IsFloatValue(*cv, k.f->vkind, bits)) {
           marker = m;
           rule = top.rule;
           Loc ml = Locate(m);
@@ -55,7 +55,7 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
         break;
       }
       if (ruled_depth > 0 || k.ref_index[0] < 0) return Status::Ok();
-      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.vkind, bits);
+      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.f->vkind, bits);
       break;
     }
     case Cat::kRootArg: {
@@ -64,18 +64,18 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
       ArgumentDerivative a;
       a.pos = static_cast<uint32_t>(root_children);
       a.id = id;
-      a.location = Location{k.block, k.pos, false, k.line, k.col};
-      a.value = cv->c->Decode(bits, k.vkind);
-      a.differentiable = IsFloatValue(*cv, k.vkind, bits);
+      a.location = Location{k.f->block, k.f->pos, false, k.f->line, k.f->col};
+      a.value = cv->c->Decode(bits, k.f->vkind);
+      a.differentiable = IsFloatValue(*cv, k.f->vkind, bits);
       bool picked = a.pos < chosen_.size() && chosen_[a.pos];
-      a.chosen = picked || (choose_all && k.vkind != VKind::kFunction);
+      a.chosen = picked || (choose_all && k.f->vkind != VKind::kFunction);
       v = a.chosen && a.differentiable;
       args_.push_back(std::move(a));
       break;
     }
     case Cat::kFuncArg:
       if (ruled_depth > 0) return Status::Ok();
-      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.vkind, bits);
+      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.f->vkind, bits);
       break;
     default:
       return Status::Ok();
@@ -122,13 +122,14 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     const internal::NodeRec* nodes = cv->nodes;
     const uint32_t* refs = cv->refs;
     const ClassInfo* classes = cv->classes.data();
+    const internal::ClassFacts* facts = cv->facts;
     const uint64_t nclasses = cv->classes.size();
     const NodeId base = cv->base;
     const uint32_t count = cv->n;
     uint64_t* words = varied_.data();
     uint64_t active = n_active_;
     if (ci == 0 && count > 0 &&
-        (nodes[0].cls >= nclasses || classes[nodes[0].cls].kind != NodeKind::kCall)) {
+        (nodes[0].cls >= nclasses || classes[nodes[0].cls].f->kind != NodeKind::kCall)) {
       return Fail(0, "the first node must open the root call");
     }
     for (uint32_t local = 0; local < count; ++local) {
@@ -150,14 +151,15 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         case Cat::kPrim: {
           if (open.size() == 1) ++root_children;
           if (ruled_depth > 0) continue;
-          for (uint32_t j = 0; j < k.n_refs; ++j) {
+          const internal::ClassFacts& fc = facts[nd.cls];
+          for (uint32_t j = 0; j < fc.n_refs; ++j) {
             NodeId t = id - r[j];
             if ((words[t >> 6] >> (t & 63)) & 1) {
               v = true;
               break;
             }
           }
-          if (k.vkind == VKind::kTensor) v = v && IsFloatValue(*cv, k.vkind, nd.value);
+          if (fc.vkind == VKind::kTensor) v = v && IsFloatValue(*cv, fc.vkind, nd.value);
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
@@ -170,23 +172,24 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         case Cat::kBlockArg: {
           if (open.size() == 1) ++root_children;
           if (ruled_depth > 0) continue;
-          if (k.n_ops != 1 || k.ref_index[0] < 0) {
+          if (k.f->n_operands != 1 || k.ref_index[0] < 0) {
             return Fail(id, "a block argument must reference the jump that set it");
           }
           const NodeId jid = id - r[0];
           Loc j = jid >= base ? Loc{cv, static_cast<uint32_t>(jid - base)} : Locate(jid);
           const internal::NodeRec& jn = j.cv->nodes[j.local];
           const ClassInfo& jk = j.cv->classes[jn.cls];
-          if (jk.kind != NodeKind::kJump ||
-              static_cast<int64_t>(k.aux) > int64_t{jk.n_ops} - ((jk.flags & 1) ? 1 : 0)) {
-            return Fail(id, "block argument " + std::to_string(k.aux) +
+          if (jk.f->kind != NodeKind::kJump ||
+              static_cast<int64_t>(k.f->aux) >
+                  int64_t{jk.f->n_operands} - ((jk.f->flags & 1) ? 1 : 0)) {
+            return Fail(id, "block argument " + std::to_string(k.f->aux) +
                                 " does not name an operand of a jump");
           }
-          const int32_t ri = jk.ref_index[k.aux - 1];
+          const int32_t ri = jk.ref_index[k.f->aux - 1];
           if (ri < 0) continue;
           const NodeId t = jid - j.cv->refs[jn.first_ref + static_cast<uint32_t>(ri)];
           v = (words[t >> 6] >> (t & 63)) & 1;
-          if (v && k.vkind == VKind::kTensor) v = IsFloatValue(*cv, k.vkind, nd.value);
+          if (v && k.f->vkind == VKind::kTensor) v = IsFloatValue(*cv, k.f->vkind, nd.value);
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
@@ -246,6 +249,7 @@ void GradEngine::SetTangent(uint64_t slot, const Value& v) {
 
 Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
                                   const Rule* rule) {
+  const internal::ClassFacts& kf = *k.f;
   uint64_t slot = n_active_ - 1;
   if (adj_.size() <= slot) adj_.resize(std::max<size_t>(slot + 1, adj_.size() * 2 + 64), 0.0);
   adj_[slot] = 0.0;
@@ -254,8 +258,8 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     poison_origin_[slot] = origin;
     adj_[slot] = std::nan("");
   };
-  bool is_tensor = k.vkind == VKind::kTensor;
-  if (k.kind == NodeKind::kArgument && marker == kNoNode && PassTarget(l, id) == kNoNode) {
+  bool is_tensor = kf.vkind == VKind::kTensor;
+  if (kf.kind == NodeKind::kArgument && marker == kNoNode && PassTarget(l, id) == kNoNode) {
     // A root argument: its tangent was given.
     for (const auto& [p, t] : opts_.tangents) {
       if (p != args_.back().pos) continue;
@@ -296,7 +300,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     return Status::Ok();
   }
   if (rule == nullptr && marker == kNoNode &&
-      (k.kind == NodeKind::kArgument || k.kind == NodeKind::kReturn)) {
+      (kf.kind == NodeKind::kArgument || kf.kind == NodeKind::kReturn)) {
     NodeId t = PassTarget(l, id);
     uint64_t ts = varied_.Rank(t);
     if (poisoned_.Get(ts)) {
@@ -357,7 +361,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
   bool scalar = prog->scalar && !is_tensor;
   double yv = 0;
   uint64_t ybits = BitsOf(l);
-  if (scalar && prog->reads[arity]) scalar = ScalarDouble(k.vkind, ybits, &yv);
+  if (scalar && prog->reads[arity]) scalar = ScalarDouble(kf.vkind, ybits, &yv);
   for (size_t j = 0; j < arity && scalar; ++j) {
     double d;
     if ((prog->reads[j] || ((mask >> j) & 1)) && !ScalarDouble(ops_[j].vkind, ops_[j].bits, &d)) {
@@ -387,8 +391,8 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       }
     }
   }
-  if (prog->reads[arity]) vscratch_[arity] = l.cv->c->Decode(ybits, k.vkind);
-  bool f32 = k.vkind == VKind::kF32 || (is_tensor && l.cv->c->tensor_dtype(ybits) == DType::kF32);
+  if (prog->reads[arity]) vscratch_[arity] = l.cv->c->Decode(ybits, kf.vkind);
+  bool f32 = kf.vkind == VKind::kF32 || (is_tensor && l.cv->c->tensor_dtype(ybits) == DType::kF32);
   Status s = internal::RunValues(*prog, vscratch_, f32);
   if (!s.ok()) return Status(s.code(), NodeName(id) + ": " + s.message());
   const Value& out = vscratch_[static_cast<size_t>(prog->outputs[0])];

@@ -66,7 +66,7 @@ Status GradEngine::AccumulateValue(NodeId target, const Value& g, const char* wh
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
   const ClassInfo& tk = Cls(tl);
-  if (tk.vkind != VKind::kTensor) {
+  if (tk.f->vkind != VKind::kTensor) {
     if (!g.is_scalar() || g.kind() == VKind::kNone || g.kind() == VKind::kNothing) {
       return InvalidArgument(std::string(what) + " gives a " + TypeName(g) +
                              " adjoint for the scalar " + NodeName(target));
@@ -105,11 +105,11 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
                                     const Value* vidx) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
-  if (Cls(tl).vkind == VKind::kTuple) {
+  if (Cls(tl).f->vkind == VKind::kTuple) {
     return NotFound("derivatives do not pass through tuples (no rule takes the tuple " +
                     NodeName(target) + ")");
   }
-  if (Cls(tl).vkind != VKind::kTensor) {
+  if (Cls(tl).f->vkind != VKind::kTensor) {
     return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
   }
   IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
@@ -155,7 +155,7 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
 // With `take`, a tensor adjoint is moved out (it is not needed again).
 Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
   const ClassInfo& k = Cls(l);
-  if (k.vkind != VKind::kTensor) return ScalarValue(adj_[slot], k.vkind == VKind::kF32);
+  if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_[slot], k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(slot);
   if (it == tensor_adj_.end()) {
     return Value::MakeTensor(
@@ -171,7 +171,7 @@ Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
 Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from) {
   if (target == kNoNode || !varied_.Get(target)) return Status::Ok();
   const ClassInfo& k = Cls(from);
-  if (k.vkind != VKind::kTensor) return AccumulateScalar(target, adj_[from_slot]);
+  if (k.f->vkind != VKind::kTensor) return AccumulateScalar(target, adj_[from_slot]);
   auto it = tensor_adj_.find(from_slot);
   if (it == tensor_adj_.end()) {
     touched_.Set(varied_.Rank(target));
@@ -180,7 +180,7 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
   uint64_t ts = varied_.Rank(target);
   auto tt = tensor_adj_.find(ts);
   if (tt == tensor_adj_.end() && !opts_.keep_adjoints &&
-      Cls(Locate(target)).vkind == VKind::kTensor) {
+      Cls(Locate(target)).f->vkind == VKind::kTensor) {
     // Hand the buffer over.
     if (cached_slot_ == from_slot || cached_slot_ == ts) cached_slot_ = ~uint64_t{0};
     TensorAdj moved = std::move(it->second);
@@ -204,11 +204,11 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
   constexpr int32_t kMaxRegs = 48;
   RevCache* rc = k.rev;
   if (rc == nullptr) {
-    auto r = Reverse(k, k.rule, k.n_ops);
+    auto r = Reverse(k, k.rule, k.f->n_operands);
     if (!r) return false;
     rc = *r;
   }
-  size_t arity = k.n_ops;
+  size_t arity = k.f->n_operands;
   if (arity > kMaxArity || rc->max_regs > static_cast<size_t>(kMaxRegs)) {
     k.fast = false;
     return false;
@@ -230,13 +230,13 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
     targets[j] = t;
     Loc tl = Locate(t);
     const internal::NodeRec& tn = tl.cv->nodes[tl.local];
-    if (ScalarDouble(tl.cv->classes[tn.cls].vkind, tn.value, &regs[j])) real |= uint64_t{1} << j;
+    if (ScalarDouble(tl.cv->facts[tn.cls].vkind, tn.value, &regs[j])) real |= uint64_t{1} << j;
     var[j] = varied_.Get(t);
   }
   for (size_t j = 0; j < arity; ++j) {
     if (var[j] && rc->progs[j] && (rc->reads[j] & ~real) != 0) return false;
   }
-  ScalarDouble(k.vkind, nd.value, &regs[arity]);
+  ScalarDouble(k.f->vkind, nd.value, &regs[arity]);
   regs[arity + 1] = adj_[slot];
   ++stats_.rule_applications;
   for (size_t j = 0; j < arity; ++j) {
@@ -267,13 +267,13 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
   NodeId src_id = marker != kNoNode ? marker : id;
   ClassInfo& sk = const_cast<ClassInfo&>(Cls(src));
   const ClassInfo& k = Cls(l);
-  if (rule == nullptr) return MissingRule(src_id, sk, sk.op, sk.n_ops);
+  if (rule == nullptr) return MissingRule(src_id, sk, sk.f->op, sk.f->n_operands);
   Operands(src, src_id, &ops_);
   size_t arity = ops_.size();
   IRT_ASSIGN_OR_RETURN(RevCache * rc, Reverse(sk, rule, arity));
   ++stats_.rule_applications;
   uint64_t ybits = BitsOf(l);
-  bool y_scalar = k.vkind != VKind::kTensor;
+  bool y_scalar = k.f->vkind != VKind::kTensor;
   uint64_t real = 0;  // operands that are real scalars
   for (size_t j = 0; j < arity && j < 63; ++j) {
     VKind vk = ops_[j].vkind;
@@ -294,7 +294,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
       if (!regs_ready) {
         scratch_.resize(rc->max_regs);
         for (size_t q = 0; q < arity; ++q) ScalarDouble(ops_[q].vkind, ops_[q].bits, &scratch_[q]);
-        ScalarDouble(k.vkind, ybits, &scratch_[arity]);
+        ScalarDouble(k.f->vkind, ybits, &scratch_[arity]);
         scratch_[arity + 1] = adj_[slot];
         regs_ready = true;
       }
@@ -316,7 +316,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
         continue;
       }
       Loc tl = Locate(o.target);
-      if (Cls(tl).vkind == VKind::kTensor) {
+      if (Cls(tl).f->vkind == VKind::kTensor) {
         IRT_RETURN_IF_ERROR(AccumulateValue(o.target, ScalarValue(g, false),
                                             ("the rule for " + rule->Signature()).c_str()));
       } else {
@@ -334,10 +334,11 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
       if (p.reads[q] && vscratch_[q].is_none()) vscratch_[q] = DecodeOperand(ops_[q]);
     }
     if (p.reads[arity] && vscratch_[arity].is_none()) {
-      vscratch_[arity] = l.cv->c->Decode(ybits, k.vkind);
+      vscratch_[arity] = l.cv->c->Decode(ybits, k.f->vkind);
     }
     vscratch_[arity + 1] = dy;
-    bool f32 = k.vkind == VKind::kF32 || (!y_scalar && l.cv->c->tensor_dtype(ybits) == DType::kF32);
+    bool f32 =
+        k.f->vkind == VKind::kF32 || (!y_scalar && l.cv->c->tensor_dtype(ybits) == DType::kF32);
     Status s = internal::RunValues(p, vscratch_, f32);
     if (!s.ok()) return Status(s.code(), NodeName(src_id) + ": " + s.message());
     const Value& g = vscratch_[static_cast<size_t>(p.outputs[0])];
@@ -370,7 +371,7 @@ Status GradEngine::ReversePass() {
     Loc l = Locate(res);
     const ClassInfo& k = Cls(l);
     const Value& seed = *opts_.seed;
-    if (k.vkind == VKind::kTensor) {
+    if (k.f->vkind == VKind::kTensor) {
       IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(res, s));
       if (seed.kind() == VKind::kTensor) {
         if (seed.tensor().shape != a->t.shape) {
