@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bytesource.h"
+#include "io/bytesource.h"
 #include "ir_test_util.h"
 #include "irt/output.h"
 #include "irt/trace.h"

@@ -1,7 +1,7 @@
 // Control-flow facts (format 1.1): the rules valid facts follow, the writer
 // round trip through the one reader, the 1.0 compatibility parser, and the
 // IR adapter's facts against what that parser derives from the same text.
-#include "control_flow.h"
+#include "io/control_flow.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>

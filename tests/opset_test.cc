@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "ir_test_util.h"
 #include "irt/grad.h"
 #include "irt/ops.h"
 #include "irt/rules.h"
 #include "irt/trace.h"
 #include "irt/value.h"
-#include "ir_test_util.h"
 #include "test_util.h"
 
 namespace irt {
@@ -73,8 +73,8 @@ Result<double> Direct(const Case& c, const std::vector<Value>& args, const Value
   size_t start = 0;
   while (start <= inner.size()) {
     size_t comma = inner.find(", ", start);
-    std::string tok = inner.substr(start, comma == std::string::npos ? std::string::npos
-                                                                      : comma - start);
+    std::string tok =
+        inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (tok[0] == '%') {
       operands.push_back(args[std::stoul(tok.substr(1)) - 2]);
     } else {
@@ -122,8 +122,10 @@ std::vector<Case> Cases() {
     cs.push_back({f, call, {v, "1.3"}, {true, true}});
     cs.push_back({f, call, {"2.1", v}, {true, true}});
     // (A negative base has no real power: NaN, by the domain policy.)
-    cs.push_back({f, call, {std::string(f) == "^" ? "[1.0 2.5 0.3; 0.7 1.2 2.0]" : m,
-                            "[1.3 0.2 0.6]"}, {true, true}});
+    cs.push_back({f,
+                  call,
+                  {std::string(f) == "^" ? "[1.0 2.5 0.3; 0.7 1.2 2.0]" : m, "[1.3 0.2 0.6]"},
+                  {true, true}});
   }
   // rem and mod away from their jumps.
   for (const char* f : {"rem", "mod"}) {
@@ -134,8 +136,8 @@ std::vector<Case> Cases() {
     cs.push_back({f, call, {"2.3", "[0.7, -0.9, 1.7]"}, {true, true}});
     cs.push_back({f, call, {m, "[1.3 0.3 0.6]"}, {true, true}});
   }
-  cs.push_back({"ifelse", "ifelse(%2, %3, %4)", {"[true, false, true]", v, "0.4"},
-                {false, true, true}});
+  cs.push_back(
+      {"ifelse", "ifelse(%2, %3, %4)", {"[true, false, true]", v, "0.4"}, {false, true, true}});
   cs.push_back({"ifelse", "ifelse(%2, %3, %4)", {"false", "0.6", "0.4"}, {false, true, true}});
   for (const char* f : {"maximum", "minimum", "sum", "mean"}) {
     cs.push_back({f, std::string(f) + "(%2)", {m}, {true}});
@@ -148,7 +150,8 @@ std::vector<Case> Cases() {
   cs.push_back({"slice", "slice(%2, 2, 1, 3, 2)", {m}, {true}});
   cs.push_back({"slice", "slice(%2, 1, 2, 2)", {m}, {true}});
   cs.push_back({"slice", "slice(%2, 1, 3, 1, -1)", {v}, {true}});
-  cs.push_back({"unslice", "unslice(%2, %3, 2, 1, 3, 2)", {"[1.0 2.0; 3.0 4.0]", m}, {true, false}});
+  cs.push_back(
+      {"unslice", "unslice(%2, %3, 2, 1, 3, 2)", {"[1.0 2.0; 3.0 4.0]", m}, {true, false}});
   cs.push_back({"cat", "cat(1, %2, %3)", {m, "[0.1 0.2 0.3]"}, {true, true}});
   cs.push_back({"cat", "cat(2, %2, %3)", {m, "[0.1 0.2; 0.3 0.4]"}, {true, true}});
   cs.push_back({"getindex", "getindex(%2, 2, 3)", {m}, {true}});
@@ -352,8 +355,10 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
   EXPECT_EQ(Eval("getindex", {"(1, 2)", "3"}),
             "BoundsError: getindex: index 3 out of bounds for a tuple of 2");
   // Errors name the operation and the argument types.
-  EXPECT_EQ(Eval("atan2", {"\"a\"", "1.0"}), "MethodError: no method matching atan2(::String, ::Float64)");
-  EXPECT_EQ(Eval("sin", {"1.0", "2.0"}), "MethodError: no method matching sin(::Float64, ::Float64)");
+  EXPECT_EQ(Eval("atan2", {"\"a\"", "1.0"}),
+            "MethodError: no method matching atan2(::String, ::Float64)");
+  EXPECT_EQ(Eval("sin", {"1.0", "2.0"}),
+            "MethodError: no method matching sin(::Float64, ::Float64)");
   EXPECT_EQ(Eval("frobnicate", {"1.0"}), "no operation 'frobnicate' in the standard set");
 }
 
@@ -385,8 +390,7 @@ namespace {
 std::string OperationList() {
   std::string out;
   for (const OpDef& op : StandardOps()) {
-    std::string arity = op.max_arity == kOpVariadic
-                            ? std::to_string(op.min_arity) + " or more"
+    std::string arity = op.max_arity == kOpVariadic ? std::to_string(op.min_arity) + " or more"
                         : op.min_arity == op.max_arity
                             ? std::to_string(op.min_arity)
                             : std::to_string(op.min_arity) + " to " + std::to_string(op.max_arity);

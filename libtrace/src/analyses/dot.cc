@@ -13,7 +13,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "column_reader.h"
+#include "io/column_reader.h"
 #include "irt/graph.h"
 #include "irt/print.h"
 #include "irt/slice.h"

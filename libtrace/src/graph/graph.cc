@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "column_reader.h"
 #include "graph/path.h"
+#include "io/column_reader.h"
 
 namespace irt {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "column_reader.h"
+#include "io/column_reader.h"
 
 namespace irt::internal {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <string_view>
 
-#include "chunk.h"
+#include "io/chunk.h"
 #include "io/chunk_encoder.h"
 #include "irtrace_generated.h"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "tempfile.h"
+#include "io/tempfile.h"
 
 namespace irt {
 

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "chunk.h"
-#include "control_flow.h"
+#include "io/chunk.h"
 #include "io/chunk_encoder.h"
+#include "io/control_flow.h"
 #include "irtrace_generated.h"
 
 namespace irt {

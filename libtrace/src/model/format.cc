@@ -20,7 +20,7 @@
 #include <cstring>
 
 #include "irt/value.h"
-#include "utf8.h"
+#include "model/utf8.h"
 
 namespace irt {
 

@@ -2,7 +2,7 @@
 // and FMA a binary64 kernel chosen at run time (gemm_avx2.cc); the
 // transposed products the derivative rules need are formed without
 // transposing (MatmulTransposed).
-#include "kernels_internal.h"
+#include "ops/kernels_internal.h"
 #include "tensor_util.h"
 
 namespace irt {

@@ -13,7 +13,7 @@
 #include "irt/ops.h"
 #include "irt/status.h"
 #include "irt/value.h"
-#include "scalar_ops.h"
+#include "ops/scalar_ops.h"
 
 namespace irt::ops {
 

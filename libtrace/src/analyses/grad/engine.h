@@ -26,13 +26,13 @@
 #include <utility>
 #include <vector>
 
-#include "column_reader.h"
+#include "io/column_reader.h"
 #include "irt/grad.h"
 #include "irt/rules.h"
 #include "irt/status.h"
 #include "irt/trace.h"
 #include "irt/value.h"
-#include "rule_program.h"
+#include "ops/rule_program.h"
 
 // Rank queries on the activity bit set are in the sweep's inner loop; every
 // x86-64 processor since 2008 counts bits in one instruction. The pragma

@@ -36,8 +36,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "irt/status.h"
 #include "irt/ops.h"
+#include "irt/status.h"
 #include "irt/value.h"
 
 namespace irt::ir {

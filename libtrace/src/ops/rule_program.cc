@@ -1,13 +1,13 @@
 // Compiling rule lines to register programs, with zero propagation for
 // tangents that do not flow (forward mode), and running them.
-#include "rule_program.h"
+#include "ops/rule_program.h"
 
 #include <algorithm>
 #include <bit>
 #include <map>
 
 #include "irt/ops.h"
-#include "kernels_internal.h"
+#include "ops/kernels_internal.h"
 
 namespace irt::internal {
 

@@ -20,7 +20,7 @@
 #include "irt/rules.h"
 #include "irt/status.h"
 #include "irt/value.h"
-#include "scalar_ops.h"
+#include "ops/scalar_ops.h"
 
 namespace irt::internal {
 

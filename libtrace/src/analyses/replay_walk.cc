@@ -1,7 +1,7 @@
 // irt-replay's forward pass (replay_walk.h): a walk chunk by chunk over the
 // column reader, re-evaluating what a change reaches, checking the branches
 // taken and not taken, and handing each changed chunk to the rebuild.
-#include "replay_walk.h"
+#include "analyses/replay_walk.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,11 +9,11 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "column_reader.h"
-#include "control_flow.h"
 #include "graph/bits.h"
 #include "graph/path.h"
 #include "io/chunk_rebuild.h"
+#include "io/column_reader.h"
+#include "io/control_flow.h"
 #include "irt/graph.h"
 #include "irt/ops.h"
 

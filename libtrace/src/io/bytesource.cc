@@ -1,4 +1,4 @@
-#include "bytesource.h"
+#include "io/bytesource.h"
 
 #include <errno.h>
 #include <string.h>

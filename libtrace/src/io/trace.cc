@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "bytesource.h"
-#include "chunk.h"
-#include "column_reader.h"
-#include "tempfile.h"
+#include "io/bytesource.h"
+#include "io/chunk.h"
+#include "io/column_reader.h"
+#include "io/tempfile.h"
 
 namespace irt {
 

@@ -10,8 +10,8 @@
 #include <bit>
 #include <unordered_map>
 
-#include "chunk.h"
-#include "column_reader.h"
+#include "io/chunk.h"
+#include "io/column_reader.h"
 #include "irt/json.h"
 
 namespace irt {

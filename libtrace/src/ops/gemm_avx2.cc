@@ -3,7 +3,7 @@
 // the kernels when the processor has both (checked in ops/matmul.cc, by code
 // built for the baseline). Its Eigen lives in a namespace of its own, so no
 // inline function or template instance is shared with the baseline build.
-#include "kernels_internal.h"
+#include "ops/kernels_internal.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #define Eigen IrtEigenAvx2

@@ -1,9 +1,9 @@
-#include "control_flow.h"
+#include "io/control_flow.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "column_reader.h"
+#include "io/column_reader.h"
 #include "irt/value.h"
 
 namespace irt {

@@ -1,4 +1,4 @@
-#include "tempfile.h"
+#include "io/tempfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,9 +10,9 @@
 #include <charconv>
 #include <cstring>
 
-#include "diff_walk.h"
+#include "analyses/diff_walk.h"
+#include "io/tempfile.h"
 #include "irt/json.h"
-#include "tempfile.h"
 
 namespace irt::internal::diff {
 

@@ -1,11 +1,11 @@
 // The checked column reader: decodes a verified chunk's classes once and
 // answers everything else from the raw columns (column_reader.h).
-#include "column_reader.h"
+#include "io/column_reader.h"
 
 #include <cstddef>
 
-#include "chunk.h"
-#include "control_flow.h"
+#include "io/chunk.h"
+#include "io/control_flow.h"
 #include "irtrace_generated.h"
 
 namespace irt::internal {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "utf8.h"
+#include "model/utf8.h"
 
 namespace irt {
 

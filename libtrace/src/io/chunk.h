@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "column_reader.h"
+#include "io/column_reader.h"
 #include "irt/status.h"
 #include "irt/trace.h"
 #include "irtrace_generated.h"

@@ -9,12 +9,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "column_reader.h"
-#include "control_flow.h"
+#include "analyses/slice_impl.h"
 #include "graph/bits.h"
+#include "io/column_reader.h"
+#include "io/control_flow.h"
 #include "irt/slice.h"
 #include "irt/writer.h"
-#include "slice_impl.h"
 
 namespace irt {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "diff_walk.h"
+#include "analyses/diff_walk.h"
 
 namespace irt::internal::diff {
 

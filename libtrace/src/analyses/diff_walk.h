@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "column_reader.h"
+#include "io/column_reader.h"
 #include "irt/diff.h"
 #include "irt/output.h"
 #include "irt/trace.h"

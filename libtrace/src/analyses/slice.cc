@@ -19,11 +19,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "column_reader.h"
-#include "control_flow.h"
+#include "analyses/slice_impl.h"
 #include "graph/bits.h"
 #include "graph/path.h"
-#include "slice_impl.h"
+#include "io/column_reader.h"
+#include "io/control_flow.h"
 
 namespace irt {
 

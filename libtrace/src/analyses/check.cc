@@ -1,7 +1,7 @@
 // The complete checker: one pass over the chunks with a stack of open calls.
 #include "irt/check.h"
 
-#include "chunk.h"
+#include "io/chunk.h"
 
 namespace irt {
 

@@ -19,7 +19,7 @@
 #include <memory>
 #include <set>
 
-#include "diff_walk.h"
+#include "analyses/diff_walk.h"
 #include "irt/graph.h"
 
 namespace irt {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <map>
 
+#include "analyses/replay_walk.h"
 #include "graph/path.h"
 #include "irt/graph.h"
-#include "replay_walk.h"
 
 namespace irt {
 

@@ -1,11 +1,11 @@
-#include "chunk.h"
+#include "io/chunk.h"
 
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "control_flow.h"
+#include "io/control_flow.h"
 #include "irt/value.h"
 
 namespace irt::internal {
