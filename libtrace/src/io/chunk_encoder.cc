@@ -1,6 +1,8 @@
 // Values into a chunk's FlatBuffers tables (chunk_encoder.h).
 #include "io/chunk_encoder.h"
 
+#include "irt/trace.h"
+
 namespace irt::internal {
 
 uint32_t ValueEncoder::AddTensor(const Tensor& t) {
@@ -54,6 +56,45 @@ void ValueEncoder::Clear() {
   tensors_.clear();
   tuples_.clear();
   payload_bytes_ = 0;
+}
+
+void FinishChunk(flatbuffers::FlatBufferBuilder& fbb, const ValueEncoder& enc,
+                 const ChunkParts& p) {
+  auto v_nodes = fbb.CreateVectorOfStructs(*p.nodes);
+  auto v_refs = fbb.CreateVector(*p.refs);
+  auto v_classes = fbb.CreateVectorOfStructs(*p.classes);
+  auto v_operands = fbb.CreateVector(*p.operands);
+  auto v_literals = fbb.CreateVectorOfStructs(*p.literals);
+  auto v_strings = fbb.CreateVector(enc.strings());
+  auto v_tensors = fbb.CreateVector(enc.tensors());
+  auto v_tuples = fbb.CreateVector(enc.tuples());
+  auto v_meta = fbb.CreateVectorOfStructs(*p.meta);
+  auto v_functions = fbb.CreateVector(*p.functions);
+  flatbuffers::Offset<flatbuffers::Vector<const fb::Meta*>> v_tmeta;
+  if (p.last) v_tmeta = fbb.CreateVectorOfStructs(*p.trace_meta);
+  fb::ChunkBuilder cb(fbb);
+  cb.add_format_major(p.format_major);
+  cb.add_format_minor(p.format_minor);
+  if (!p.producer.IsNull()) cb.add_producer(p.producer);
+  cb.add_index(p.index);
+  cb.add_base(p.base);
+  cb.add_base_depth(p.base_depth);
+  cb.add_nodes(v_nodes);
+  cb.add_refs(v_refs);
+  cb.add_classes(v_classes);
+  cb.add_operands(v_operands);
+  cb.add_literals(v_literals);
+  cb.add_strings(v_strings);
+  cb.add_tensors(v_tensors);
+  cb.add_tuples(v_tuples);
+  cb.add_meta(v_meta);
+  cb.add_functions(v_functions);
+  if (p.last) {
+    cb.add_last(true);
+    cb.add_total_nodes(p.total_nodes);
+    cb.add_trace_meta(v_tmeta);
+  }
+  fbb.FinishSizePrefixed(cb.Finish(), kFileIdentifier);
 }
 
 }  // namespace irt::internal

@@ -78,6 +78,33 @@ class ValueEncoder {
   uint64_t payload_bytes_ = 0;
 };
 
+/// The columns and header fields of one chunk, as the writer and the chunk
+/// rebuild hold them before they are finished into a buffer.
+struct ChunkParts {
+  uint16_t format_major = 0;
+  uint16_t format_minor = 0;
+  flatbuffers::Offset<fb::Producer> producer;  // null: none
+  uint64_t index = 0;
+  uint64_t base = 0;
+  uint32_t base_depth = 0;
+  const std::vector<fb::Node>* nodes = nullptr;
+  const std::vector<uint32_t>* refs = nullptr;
+  const std::vector<fb::NodeClass>* classes = nullptr;
+  const std::vector<uint32_t>* operands = nullptr;
+  const std::vector<fb::Value>* literals = nullptr;
+  const std::vector<fb::Meta>* meta = nullptr;
+  const std::vector<flatbuffers::Offset<fb::FunctionIR>>* functions = nullptr;
+  /// The final chunk: its trace metadata and the trace's node count.
+  bool last = false;
+  const std::vector<fb::Meta>* trace_meta = nullptr;
+  uint64_t total_nodes = 0;
+};
+
+/// Finishes `parts` and the tables of `enc` into `fbb` as one size-prefixed
+/// chunk; the bytes are fbb's buffer.
+void FinishChunk(flatbuffers::FlatBufferBuilder& fbb, const ValueEncoder& enc,
+                 const ChunkParts& parts);
+
 }  // namespace irt::internal
 
 #endif  // IRT_SRC_IO_CHUNK_ENCODER_H_

@@ -152,41 +152,24 @@ class ChunkBuilder {
       }
     }
 
-    auto v_nodes = fbb_.CreateVectorOfStructs(nodes);
-    auto v_refs = fbb_.CreateVector(refs);
-    auto v_classes = fbb_.CreateVectorOfStructs(classes);
-    auto v_operands = fbb_.CreateVector(operands);
-    auto v_literals = fbb_.CreateVectorOfStructs(literals);
-    auto v_strings = fbb_.CreateVector(enc_.strings());
-    auto v_tensors = fbb_.CreateVector(enc_.tensors());
-    auto v_tuples = fbb_.CreateVector(enc_.tuples());
-    auto v_meta = fbb_.CreateVectorOfStructs(meta);
-    auto v_functions = fbb_.CreateVector(functions);
-    flatbuffers::Offset<flatbuffers::Vector<const fb::Meta*>> v_tmeta;
-    if (last) v_tmeta = fbb_.CreateVectorOfStructs(tmeta);
-    fb::ChunkBuilder cb(fbb_);
-    cb.add_format_major(c->format_major());
-    cb.add_format_minor(c->format_minor());
-    if (!producer.IsNull()) cb.add_producer(producer);
-    cb.add_index(c->index());
-    cb.add_base(c->base());
-    cb.add_base_depth(c->base_depth());
-    cb.add_nodes(v_nodes);
-    cb.add_refs(v_refs);
-    cb.add_classes(v_classes);
-    cb.add_operands(v_operands);
-    cb.add_literals(v_literals);
-    cb.add_strings(v_strings);
-    cb.add_tensors(v_tensors);
-    cb.add_tuples(v_tuples);
-    cb.add_meta(v_meta);
-    cb.add_functions(v_functions);
-    if (last) {
-      cb.add_last(true);
-      cb.add_total_nodes(c->total_nodes());
-      cb.add_trace_meta(v_tmeta);
-    }
-    fbb_.FinishSizePrefixed(cb.Finish(), kFileIdentifier);
+    ChunkParts parts;
+    parts.format_major = c->format_major();
+    parts.format_minor = c->format_minor();
+    parts.producer = producer;
+    parts.index = c->index();
+    parts.base = c->base();
+    parts.base_depth = c->base_depth();
+    parts.nodes = &nodes;
+    parts.refs = &refs;
+    parts.classes = &classes;
+    parts.operands = &operands;
+    parts.literals = &literals;
+    parts.meta = &meta;
+    parts.functions = &functions;
+    parts.last = last;
+    parts.trace_meta = &tmeta;
+    parts.total_nodes = c->total_nodes();
+    FinishChunk(fbb_, enc_, parts);
     if (fbb_.GetSize() > kMaxChunkBytes) {
       return Unsupported("chunk " + std::to_string(c->index()) +
                          " would be larger than a chunk may be after the replay");

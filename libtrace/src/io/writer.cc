@@ -123,41 +123,24 @@ struct TraceWriter::Impl {
     if (last) {
       for (const auto& [k, v] : trace_meta) tmeta.emplace_back(Encode(v), 0, Intern(k));
     }
-    auto v_nodes = fbb.CreateVectorOfStructs(nodes);
-    auto v_refs = fbb.CreateVector(refs);
-    auto v_classes = fbb.CreateVectorOfStructs(local_classes);
-    auto v_operands = fbb.CreateVector(operands);
-    auto v_literals = fbb.CreateVectorOfStructs(literals);
-    auto v_strings = fbb.CreateVector(enc.strings());
-    auto v_tensors = fbb.CreateVector(enc.tensors());
-    auto v_tuples = fbb.CreateVector(enc.tuples());
-    auto v_meta = fbb.CreateVectorOfStructs(meta);
-    auto v_functions = fbb.CreateVector(function_irs);
-    flatbuffers::Offset<flatbuffers::Vector<const fb::Meta*>> v_tmeta;
-    if (last) v_tmeta = fbb.CreateVectorOfStructs(tmeta);
-    fb::ChunkBuilder cb(fbb);
-    cb.add_format_major(kFormatMajor);
-    cb.add_format_minor(kFormatMinor);
-    cb.add_producer(producer);
-    cb.add_index(chunk_index);
-    cb.add_base(base);
-    cb.add_base_depth(base_depth);
-    cb.add_nodes(v_nodes);
-    cb.add_refs(v_refs);
-    cb.add_classes(v_classes);
-    cb.add_operands(v_operands);
-    cb.add_literals(v_literals);
-    cb.add_strings(v_strings);
-    cb.add_tensors(v_tensors);
-    cb.add_tuples(v_tuples);
-    cb.add_meta(v_meta);
-    cb.add_functions(v_functions);
-    if (last) {
-      cb.add_last(true);
-      cb.add_total_nodes(total);
-      cb.add_trace_meta(v_tmeta);
-    }
-    fbb.FinishSizePrefixed(cb.Finish(), kFileIdentifier);
+    internal::ChunkParts parts;
+    parts.format_major = kFormatMajor;
+    parts.format_minor = kFormatMinor;
+    parts.producer = producer;
+    parts.index = chunk_index;
+    parts.base = base;
+    parts.base_depth = base_depth;
+    parts.nodes = &nodes;
+    parts.refs = &refs;
+    parts.classes = &local_classes;
+    parts.operands = &operands;
+    parts.literals = &literals;
+    parts.meta = &meta;
+    parts.functions = &function_irs;
+    parts.last = last;
+    parts.trace_meta = &tmeta;
+    parts.total_nodes = total;
+    internal::FinishChunk(fbb, enc, parts);
     Status st;
     if (fbb.GetSize() > kMaxChunkBytes) {
       st = Unsupported("chunk " + std::to_string(chunk_index) + " would need " +
