@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +26,12 @@ namespace irt::testing {
 // "out.fb" never share a file.
 inline std::string TempPath(std::string_view name) {
   return ::testing::TempDir() + "/irt" + std::to_string(getpid()) + "-" + std::string(name);
+}
+
+// The bytes of a file ("" if it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // Writes f(x) = sin(x) + x at x = 1.0 as IRTracker records it (the seed

@@ -99,6 +99,86 @@ TEST(WriterTest, WriterRefusesValuesReadersRefuse) {
   }
 }
 
+// AppendScalar writes the same bytes as Append: a loop x_{k+1} = x_k * 2
+// with its counter and comparison, across chunk boundaries, once through
+// each path.
+TEST(WriterTest, AppendScalarWritesWhatAppendWrites) {
+  auto body = [](bool fast) {
+    return [fast](TraceWriter& w) {
+      ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+      ClassSpec arg{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
+      ClassSpec mul{.kind = NodeKind::kPrimitive, .op = "*", .block = 2, .pos = 3};
+      mul.operands = {OperandSpec::Ref(), OperandSpec::Literal(Value::F64(2.0))};
+      ClassSpec lt{.kind = NodeKind::kPrimitive, .op = "<", .block = 2, .pos = 4};
+      lt.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
+      ClassSpec ret{.kind = NodeKind::kReturn, .block = 2, .pos = 1};
+      ret.operands = {OperandSpec::Ref()};
+      ClassId cr = w.DefineClass(root), ca = w.DefineClass(arg), cm = w.DefineClass(mul),
+              cl = w.DefineClass(lt), ct = w.DefineClass(ret);
+      w.Append(cr, Value(), {});
+      NodeId x = w.Append(ca, Value::F64(1.0), {});
+      NodeId lim = w.Append(ca, Value::F64(1e300), {});
+      double v = 1.0;
+      for (int k = 0; k < 100; ++k) {
+        v *= 2.0;
+        NodeId y, c;
+        if (fast) {
+          y = w.AppendScalar(cm, VKind::kF64, Value::F64(v).bits(), {x});
+          c = w.AppendScalar(cl, VKind::kBool, 1, {y, lim});
+        } else {
+          y = w.Append(cm, Value::F64(v), std::vector<NodeId>{x});
+          c = w.Append(cl, Value::Bool(true), std::vector<NodeId>{y, lim});
+        }
+        EXPECT_EQ(c, y + 1);
+        x = y;
+      }
+      w.Append(ct, Value::F64(v), std::vector<NodeId>{x});
+    };
+  };
+  WriterOptions opts;
+  opts.chunk_nodes = 7;
+  std::string slow = testing::WriteTrace("slow.fb", body(false), opts);
+  std::string fast = testing::WriteTrace("fast.fb", body(true), opts);
+  EXPECT_EQ(testing::ReadFile(slow), testing::ReadFile(fast));
+  auto t = Trace::Open(fast);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->size(), 204u);
+  EXPECT_GT(t->chunks().size(), 20u);
+}
+
+// The fast path keeps Append's checks: a reference to a later node, the
+// wrong number of references and a value kind that is not a scalar are
+// refused with Append's messages, and nothing is appended after an error.
+TEST(WriterTest, AppendScalarRefusesMisuse) {
+  struct Case {
+    VKind vk;
+    std::vector<NodeId> refs;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{VKind::kF64, {7}, "not an earlier node"}, Case{VKind::kF64, {}, "its class needs 1"},
+        Case{VKind::kTensor, {1}, "is not a scalar"}}) {
+    auto out = Output::Open(TempPath("fastmisuse.fb"));
+    ASSERT_TRUE(out.ok());
+    TraceWriter w(out->get(), {});
+    ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+    ClassSpec arg{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
+    ClassSpec sin{.kind = NodeKind::kPrimitive, .op = "sin", .block = 1, .pos = 2};
+    sin.operands = {OperandSpec::Ref()};
+    ClassId cr = w.DefineClass(root), ca = w.DefineClass(arg), cs = w.DefineClass(sin);
+    w.Append(cr, Value(), {});
+    NodeId x = w.AppendScalar(ca, VKind::kF64, Value::F64(0.5).bits(), {});
+    w.AppendScalar(cs, VKind::kF64, 0, {x});  // the class is now on the fast path
+    ASSERT_TRUE(w.status().ok());
+    w.AppendScalar(cs, c.vk, 0, c.refs.data(), static_cast<uint32_t>(c.refs.size()));
+    ASSERT_FALSE(w.status().ok());
+    EXPECT_NE(w.status().message().find(c.message), std::string::npos) << w.status().message();
+    NodeId next = w.next_id();
+    w.AppendScalar(cs, VKind::kF64, 0, {x});
+    EXPECT_EQ(w.next_id(), next);
+  }
+}
+
 TEST(WriterTest, PartialTraceKeepsCompleteChunks) {
   std::string path = TempPath("partial.fb");
   {

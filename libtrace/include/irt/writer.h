@@ -6,6 +6,7 @@
 #define IRT_WRITER_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -82,6 +83,36 @@ class TraceWriter {
   /// Kind Call opens a call (its body follows); kinds Return and Error close
   /// the innermost open call. Returns the node's global id.
   NodeId Append(ClassId cls, const Value& value, std::span<const NodeId> refs);
+  /// The same for a scalar value (Nothing, Bool, I64, F64, F32; None for a
+  /// node without value) given as its bits (Value::bits()), inline and
+  /// without a Value: one capacity check, a 16-byte node store and one
+  /// distance per reference into the open chunk. Every check of Append is
+  /// kept (the first append of a class in a chunk, a full chunk and any
+  /// misuse take Append's path). This is the recording front ends' path.
+  NodeId AppendScalar(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs, uint32_t n_refs) {
+    NodeId id = next_id_;
+    size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
+    if (key < fast_.size() && n_nodes_ < fast_limit_ && n_refs <= kFastMaxRefs) {
+      const FastClass& fc = fast_[key];
+      if (fc.stamp == chunk_stamp_ && fc.n_refs == n_refs) {
+        uint32_t first = n_refs_;
+        for (uint32_t i = 0; i < n_refs; ++i) {
+          // Unsigned: an id at or after `id` wraps to a huge distance.
+          NodeId d = id - refs[i] - 1;
+          if (d >= 0xFFFFFFFFull) return AppendScalarChecked(cls, vk, bits, refs, n_refs);
+          refs_[first + i] = static_cast<uint32_t>(d + 1);
+        }
+        n_refs_ = first + n_refs;
+        nodes_[n_nodes_++] = StagedNode{bits, fc.local, first};
+        next_id_ = id + 1;
+        return id;
+      }
+    }
+    return AppendScalarChecked(cls, vk, bits, refs, n_refs);
+  }
+  NodeId AppendScalar(ClassId cls, VKind vk, uint64_t bits, std::initializer_list<NodeId> refs) {
+    return AppendScalar(cls, vk, bits, refs.begin(), static_cast<uint32_t>(refs.size()));
+  }
   /// Attaches metadata to the node appended last.
   void AddMeta(std::string_view key, const Value& value);
   /// Attaches trace-level metadata (stored on the final chunk).
@@ -100,8 +131,44 @@ class TraceWriter {
   const Status& status() const { return status_; }
 
  private:
+  // A node of the open chunk as the chunk stores it (fb::Node's layout).
+  struct StagedNode {
+    uint64_t bits;
+    uint32_t cls;  // chunk-local class
+    uint32_t first_ref;
+  };
+  // What the fast path knows of a (class, value kind) in the open chunk.
+  struct FastClass {
+    uint64_t stamp = 0;  // == chunk_stamp_ while `local` is valid
+    uint32_t local = 0;
+    uint32_t n_refs = ~0u;  // references a node takes; ~0u: not a fast class
+  };
+  static constexpr uint32_t kFastMaxRefs = 8;
+  NodeId AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
+                             uint32_t n_refs);
+  // Append's checks (and the flush of a full chunk); false after Fail().
+  bool Admit(ClassId cls, const NodeId* refs, size_t n_refs, uint64_t extra_bytes);
+  // Appends an admitted node: its value is *value, or `bits` when null.
+  NodeId Stage(ClassId cls, VKind vk, const Value* value, uint64_t bits, const NodeId* refs,
+               size_t n_refs);
+  void UpdateFastLimit();
+  void Fail(Status s) {
+    status_ = std::move(s);
+    fast_limit_ = 0;
+  }
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  // The open chunk's nodes and reference distances; the fast path writes
+  // them inline while n_nodes_ < fast_limit_ (0 after an error).
+  std::unique_ptr<StagedNode[]> nodes_;
+  uint32_t n_nodes_ = 0;
+  uint32_t fast_limit_ = 0;
+  std::unique_ptr<uint32_t[]> refs_;
+  uint32_t n_refs_ = 0;
+  uint32_t refs_cap_ = 0;
+  std::vector<FastClass> fast_;
+  uint64_t chunk_stamp_ = 1;
   NodeId next_id_ = 0;
   std::vector<NodeId> open_calls_;
   Status status_;

@@ -60,8 +60,8 @@ void ValueEncoder::Clear() {
 
 void FinishChunk(flatbuffers::FlatBufferBuilder& fbb, const ValueEncoder& enc,
                  const ChunkParts& p) {
-  auto v_nodes = fbb.CreateVectorOfStructs(*p.nodes);
-  auto v_refs = fbb.CreateVector(*p.refs);
+  auto v_nodes = fbb.CreateVectorOfStructs(p.nodes.data(), p.nodes.size());
+  auto v_refs = fbb.CreateVector(p.refs.data(), p.refs.size());
   auto v_classes = fbb.CreateVectorOfStructs(*p.classes);
   auto v_operands = fbb.CreateVector(*p.operands);
   auto v_literals = fbb.CreateVectorOfStructs(*p.literals);

@@ -7,6 +7,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -87,8 +88,8 @@ struct ChunkParts {
   uint64_t index = 0;
   uint64_t base = 0;
   uint32_t base_depth = 0;
-  const std::vector<fb::Node>* nodes = nullptr;
-  const std::vector<uint32_t>* refs = nullptr;
+  std::span<const fb::Node> nodes;
+  std::span<const uint32_t> refs;
   const std::vector<fb::NodeClass>* classes = nullptr;
   const std::vector<uint32_t>* operands = nullptr;
   const std::vector<fb::Value>* literals = nullptr;

@@ -159,8 +159,8 @@ class ChunkBuilder {
     parts.index = c->index();
     parts.base = c->base();
     parts.base_depth = c->base_depth();
-    parts.nodes = &nodes;
-    parts.refs = &refs;
+    parts.nodes = nodes;
+    parts.refs = refs;
     parts.classes = &classes;
     parts.operands = &operands;
     parts.literals = &literals;

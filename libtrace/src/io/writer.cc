@@ -43,8 +43,6 @@ struct TraceWriter::Impl {
   uint64_t chunk_index = 0;
   NodeId base = 0;
   uint32_t base_depth = 0;
-  std::vector<fb::Node> nodes;
-  std::vector<uint32_t> refs;
   std::vector<fb::NodeClass> local_classes;
   std::vector<uint32_t> operands;
   std::vector<fb::Value> literals;
@@ -62,8 +60,8 @@ struct TraceWriter::Impl {
   uint32_t Intern(std::string_view s) { return enc.Intern(s); }
   fb::Value Encode(const Value& v) { return enc.Encode(v); }
 
-  uint64_t EstimatedBytes() const {
-    return fbb.GetSize() + nodes.size() * sizeof(fb::Node) + refs.size() * 4 +
+  uint64_t EstimatedBytes(uint32_t n_nodes, uint32_t n_refs) const {
+    return fbb.GetSize() + n_nodes * sizeof(fb::Node) + n_refs * uint64_t{4} +
            local_classes.size() * sizeof(fb::NodeClass) + operands.size() * 4 +
            literals.size() * sizeof(fb::Value) + meta.size() * sizeof(fb::Meta) + 1024;
   }
@@ -116,7 +114,8 @@ struct TraceWriter::Impl {
     function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
   }
 
-  Status Flush(bool last, NodeId total) {
+  Status Flush(bool last, NodeId total, std::span<const fb::Node> nodes,
+               std::span<const uint32_t> refs) {
     auto producer = fb::CreateProducer(fbb, fbb.CreateString(opts.producer_name),
                                        fbb.CreateString(opts.producer_version));
     std::vector<fb::Meta> tmeta;
@@ -130,8 +129,8 @@ struct TraceWriter::Impl {
     parts.index = chunk_index;
     parts.base = base;
     parts.base_depth = base_depth;
-    parts.nodes = &nodes;
-    parts.refs = &refs;
+    parts.nodes = nodes;
+    parts.refs = refs;
     parts.classes = &local_classes;
     parts.operands = &operands;
     parts.literals = &literals;
@@ -149,8 +148,6 @@ struct TraceWriter::Impl {
       out->Write(fbb.GetBufferPointer(), fbb.GetSize());
     }
     fbb.Clear();
-    nodes.clear();
-    refs.clear();
     local_classes.clear();
     operands.clear();
     literals.clear();
@@ -168,7 +165,26 @@ TraceWriter::TraceWriter(Output* out, WriterOptions options) : impl_(new Impl) {
   impl_->opts = std::move(options);
   if (impl_->opts.chunk_nodes == 0) impl_->opts.chunk_nodes = 1;
   if (impl_->opts.chunk_bytes > kMaxChunkBytes / 2) impl_->opts.chunk_bytes = kMaxChunkBytes / 2;
-  impl_->nodes.reserve(impl_->opts.chunk_nodes);
+  nodes_.reset(new StagedNode[impl_->opts.chunk_nodes]);
+  refs_cap_ = 1u << 16;
+  refs_.reset(new uint32_t[refs_cap_]);
+  UpdateFastLimit();
+}
+
+static_assert(sizeof(fb::Node) == 16 && alignof(fb::Node) <= 8, "StagedNode mirrors fb::Node");
+
+void TraceWriter::UpdateFastLimit() {
+  if (!status_.ok()) {
+    fast_limit_ = 0;
+    return;
+  }
+  const Impl& w = *impl_;
+  uint64_t limit = w.opts.chunk_nodes;
+  limit = std::min<uint64_t>(limit, n_nodes_ + (refs_cap_ - n_refs_) / kFastMaxRefs);
+  uint64_t used = w.EstimatedBytes(n_nodes_, n_refs_);
+  uint64_t room = used < w.opts.chunk_bytes ? w.opts.chunk_bytes - used : 0;
+  limit = std::min<uint64_t>(limit, n_nodes_ + room / (sizeof(fb::Node) + 4 * kFastMaxRefs));
+  fast_limit_ = static_cast<uint32_t>(limit);
 }
 
 TraceWriter::~TraceWriter() = default;
@@ -181,6 +197,7 @@ ClassId TraceWriter::DefineClass(ClassSpec spec) {
   impl_->classes.push_back(std::move(g));
   impl_->local_of.resize(impl_->classes.size() * kNumVKinds, kNoLocal);
   impl_->local_stamp.resize(impl_->classes.size() * kNumVKinds, 0);
+  fast_.resize(impl_->classes.size() * kNumVKinds);
   return static_cast<ClassId>(impl_->classes.size() - 1);
 }
 
@@ -192,7 +209,7 @@ void TraceWriter::RegisterControlFlow(std::string name, ControlFlow facts) {
   if (!status_.ok()) return;
   std::string bad = CheckControlFlow(facts);
   if (!bad.empty()) {
-    status_ = Internal("control flow of '" + DisplayString(name) + "': " + bad);
+    Fail(Internal("control flow of '" + DisplayString(name) + "': " + bad));
     return;
   }
   impl_->functions[std::move(name)].flow = std::move(facts);
@@ -231,85 +248,142 @@ Status CheckWritable(const Value& root) {
 
 }  // namespace
 
-NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const NodeId> refs) {
+bool TraceWriter::Admit(ClassId cls, const NodeId* refs, size_t n_refs, uint64_t extra) {
   Impl& w = *impl_;
   NodeId id = next_id_;
-  if (!status_.ok()) return id;
+  if (!status_.ok()) return false;
   if (cls >= w.classes.size()) {
-    status_ = Internal("append: unknown node class " + std::to_string(cls));
-    return id;
+    Fail(Internal("append: unknown node class " + std::to_string(cls)));
+    return false;
   }
   const GlobalClass& g = w.classes[cls];
   NodeKind kind = g.spec.kind;
   bool closes = kind == NodeKind::kReturn || kind == NodeKind::kError;
   size_t expected = g.n_refs - (closes ? 1 : 0);
-  if (refs.size() != expected) {
-    status_ =
-        Internal("append: node " + std::to_string(id) + " has " + std::to_string(refs.size()) +
-                 " references, its class needs " + std::to_string(expected));
-    return id;
+  if (n_refs != expected) {
+    Fail(Internal("append: node " + std::to_string(id) + " has " + std::to_string(n_refs) +
+                  " references, its class needs " + std::to_string(expected)));
+    return false;
   }
   if (closes && open_calls_.empty()) {
-    status_ = Internal("append: node " + std::to_string(id) + " closes a call but none is open");
-    return id;
+    Fail(Internal("append: node " + std::to_string(id) + " closes a call but none is open"));
+    return false;
   }
-  if (Status s = CheckWritable(value); !s.ok()) {
-    status_ = s.Prefixed("node " + std::to_string(id));
-    return id;
-  }
-  uint64_t extra = 0;
-  if (value.kind() == VKind::kTensor) extra = value.tensor().data.size();
-  if (!w.nodes.empty() &&
-      (w.nodes.size() >= w.opts.chunk_nodes || w.EstimatedBytes() + extra > w.opts.chunk_bytes)) {
-    status_ = w.Flush(false, 0);
+  if (n_nodes_ > 0 && (n_nodes_ >= w.opts.chunk_nodes ||
+                       w.EstimatedBytes(n_nodes_, n_refs_) + extra > w.opts.chunk_bytes)) {
+    Status st = w.Flush(false, 0, {reinterpret_cast<const fb::Node*>(nodes_.get()), n_nodes_},
+                        {refs_.get(), n_refs_});
+    n_nodes_ = 0;
+    n_refs_ = 0;
+    ++chunk_stamp_;
     w.base = id;
     w.base_depth = static_cast<uint32_t>(open_calls_.size());
-    if (!status_.ok()) return id;
+    if (!st.ok()) {
+      Fail(std::move(st));
+      return false;
+    }
   }
   if (extra + 4096 > kMaxChunkBytes) {
-    status_ = Unsupported("node " + std::to_string(id) + ": a tensor of " + std::to_string(extra) +
-                          " bytes is larger than a chunk may hold");
-    return id;
+    Fail(Unsupported("node " + std::to_string(id) + ": a tensor of " + std::to_string(extra) +
+                     " bytes is larger than a chunk may hold"));
+    return false;
   }
-  uint32_t local = w.LocalClass(cls, value.kind());
-  uint32_t first_ref = static_cast<uint32_t>(w.refs.size());
-  for (NodeId r : refs) {
+  for (size_t i = 0; i < n_refs; ++i) {
+    NodeId r = refs[i];
     if (r >= id || id - r > 0xFFFFFFFFull) {
-      status_ = Internal("append: node " + std::to_string(id) + " references node " +
-                         std::to_string(r) + ", which is not an earlier node in range");
-      return id;
+      Fail(Internal("append: node " + std::to_string(id) + " references node " + std::to_string(r) +
+                    ", which is not an earlier node in range"));
+      return false;
     }
-    w.refs.push_back(static_cast<uint32_t>(id - r));
   }
+  if (closes && id - open_calls_.back() > 0xFFFFFFFFull) {
+    Fail(Unsupported("node " + std::to_string(id) + ": call body longer than 2^32 nodes"));
+    return false;
+  }
+  return true;
+}
+
+NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bits,
+                          const NodeId* refs, size_t n_refs) {
+  Impl& w = *impl_;
+  NodeId id = next_id_;
+  const GlobalClass& g = w.classes[cls];
+  NodeKind kind = g.spec.kind;
+  bool closes = kind == NodeKind::kReturn || kind == NodeKind::kError;
+  uint32_t local = w.LocalClass(cls, vk);
+  if (value != nullptr) bits = w.Encode(*value).bits();
+  if (refs_cap_ - n_refs_ < n_refs + 1) {
+    uint32_t cap = refs_cap_;
+    while (cap - n_refs_ < n_refs + 1) cap *= 2;
+    std::unique_ptr<uint32_t[]> grown(new uint32_t[cap]);
+    std::copy(refs_.get(), refs_.get() + n_refs_, grown.get());
+    refs_ = std::move(grown);
+    refs_cap_ = cap;
+  }
+  uint32_t first_ref = n_refs_;
+  for (size_t i = 0; i < n_refs; ++i) refs_[n_refs_++] = static_cast<uint32_t>(id - refs[i]);
   if (closes) {
-    NodeId marker = open_calls_.back();
-    if (id - marker > 0xFFFFFFFFull) {
-      status_ = Unsupported("node " + std::to_string(id) + ": call body longer than 2^32 nodes");
-      return id;
-    }
-    w.refs.push_back(static_cast<uint32_t>(id - marker));
+    refs_[n_refs_++] = static_cast<uint32_t>(id - open_calls_.back());
     open_calls_.pop_back();
   } else if (kind == NodeKind::kCall) {
     open_calls_.push_back(id);
     if (!g.spec.op.empty()) w.AddFunctionIR(g.spec.op);
+  } else if (g.n_refs <= kFastMaxRefs && vk != VKind::kString && vk != VKind::kFunction &&
+             vk != VKind::kTensor && vk != VKind::kTuple) {
+    FastClass& fc = fast_[static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk)];
+    fc.stamp = chunk_stamp_;
+    fc.local = local;
+    fc.n_refs = g.n_refs;
   }
-  w.nodes.emplace_back(w.Encode(value).bits(), local, first_ref);
+  nodes_[n_nodes_++] = StagedNode{bits, local, first_ref};
   ++next_id_;
+  UpdateFastLimit();
   return id;
+}
+
+NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const NodeId> refs) {
+  NodeId id = next_id_;
+  if (!status_.ok()) return id;
+  if (Status s = CheckWritable(value); !s.ok()) {
+    Fail(s.Prefixed("node " + std::to_string(id)));
+    return id;
+  }
+  uint64_t extra = value.kind() == VKind::kTensor ? value.tensor().data.size() : 0;
+  if (!Admit(cls, refs.data(), refs.size(), extra)) return id;
+  return Stage(cls, value.kind(), &value, 0, refs.data(), refs.size());
+}
+
+NodeId TraceWriter::AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
+                                        uint32_t n_refs) {
+  NodeId id = next_id_;
+  if (!status_.ok()) return id;
+  if (vk == VKind::kString || vk == VKind::kFunction || vk == VKind::kTensor ||
+      vk == VKind::kTuple || static_cast<int>(vk) >= kNumVKinds) {
+    Fail(Internal("append: node " + std::to_string(id) + ": value kind " +
+                  std::to_string(static_cast<int>(vk)) + " is not a scalar"));
+    return id;
+  }
+  if (vk == VKind::kBool && bits > 1) {
+    Fail(Internal("append: node " + std::to_string(id) + ": a Bool's bits must be 0 or 1"));
+    return id;
+  }
+  if (!Admit(cls, refs, n_refs, 0)) return id;
+  return Stage(cls, vk, nullptr, bits, refs, n_refs);
 }
 
 void TraceWriter::AddMeta(std::string_view key, const Value& value) {
   Impl& w = *impl_;
   if (!status_.ok()) return;
-  if (w.nodes.empty()) {
-    status_ = Internal("metadata added before any node of the chunk");
+  if (n_nodes_ == 0) {
+    Fail(Internal("metadata added before any node of the chunk"));
     return;
   }
   if (Status s = CheckWritable(value); !s.ok()) {
-    status_ = s.Prefixed("metadata of node " + std::to_string(next_id_ - 1));
+    Fail(s.Prefixed("metadata of node " + std::to_string(next_id_ - 1)));
     return;
   }
-  w.meta.emplace_back(w.Encode(value), static_cast<uint32_t>(w.nodes.size() - 1), w.Intern(key));
+  w.meta.emplace_back(w.Encode(value), n_nodes_ - 1, w.Intern(key));
+  UpdateFastLimit();
 }
 
 void TraceWriter::AddTraceMeta(std::string_view key, const Value& value) {
@@ -319,10 +393,17 @@ void TraceWriter::AddTraceMeta(std::string_view key, const Value& value) {
 Status TraceWriter::Finish() {
   if (!status_.ok()) return status_;
   if (!open_calls_.empty()) {
-    status_ = Internal("finish: " + std::to_string(open_calls_.size()) + " calls are still open");
+    Fail(Internal("finish: " + std::to_string(open_calls_.size()) + " calls are still open"));
     return status_;
   }
-  status_ = impl_->Flush(true, next_id_);
+  Status st =
+      impl_->Flush(true, next_id_, {reinterpret_cast<const fb::Node*>(nodes_.get()), n_nodes_},
+                   {refs_.get(), n_refs_});
+  n_nodes_ = 0;
+  n_refs_ = 0;
+  ++chunk_stamp_;
+  if (!st.ok()) Fail(std::move(st));
+  fast_limit_ = 0;
   if (!status_.ok()) return status_;
   // Write errors surface in Output::Commit(), which names the output.
   return status_;
