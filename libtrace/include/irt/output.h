@@ -25,6 +25,8 @@ class Output {
   /// ".zst" is written zstd-compressed (one frame; every reader of this
   /// library decompresses it transparently).
   static Result<std::unique_ptr<Output>> Open(const std::string& path);
+  /// An output that keeps what is written in memory (memory()).
+  static std::unique_ptr<Output> Memory();
   ~Output();
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
@@ -56,6 +58,8 @@ class Output {
   /// Bytes written to the file descriptor (after compression).
   uint64_t bytes_written() const { return written_; }
   bool compressed() const { return zctx_ != nullptr; }
+  /// What a Memory() output holds.
+  const std::string& memory() const { return memory_; }
 
  private:
   Output() = default;
@@ -66,6 +70,8 @@ class Output {
   int fd_ = -1;
   bool is_stdout_ = false;
   bool direct_ = false;  // a FIFO or device, written in place
+  bool in_memory_ = false;
+  std::string memory_;
   bool committed_ = false;
   int err_ = 0;
   uint64_t written_ = 0;

@@ -67,7 +67,9 @@ class TraceWriter {
   /// Registers a static node shape. Cheap to call once per IR statement.
   ClassId DefineClass(ClassSpec spec);
   /// Records the IR text of a function; it is stored in every chunk that
-  /// opens a call to it (so each chunk stays self-contained).
+  /// opens a call to it (so each chunk stays self-contained). What a chunk
+  /// stores is what is registered when the chunk is finished, so a front
+  /// end may register, or re-register, a function while its calls run.
   void RegisterFunction(std::string name, std::string ir_text);
   /// Records the control-flow facts of a function (format 1.1): its blocks,
   /// and the branches and returns of each with their conditions and

@@ -61,6 +61,13 @@ Result<std::unique_ptr<Output>> Output::Open(const std::string& path) {
   return out;
 }
 
+std::unique_ptr<Output> Output::Memory() {
+  std::unique_ptr<Output> out(new Output());
+  out->path_ = "<memory>";
+  out->in_memory_ = true;
+  return out;
+}
+
 Output::~Output() {
   ZSTD_freeCCtx(zctx_);
   if (!is_stdout_ && fd_ >= 0) {
@@ -117,6 +124,11 @@ void Output::Emit(const char* p, size_t n, bool end) {
 }
 
 void Output::WriteRaw(const char* p, size_t n) {
+  if (in_memory_) {
+    memory_.append(p, n);
+    written_ += n;
+    return;
+  }
   while (n > 0 && err_ == 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -130,14 +142,14 @@ void Output::WriteRaw(const char* p, size_t n) {
   }
 }
 
-bool Output::IsTerminal() const { return isatty(fd_) != 0; }
+bool Output::IsTerminal() const { return !in_memory_ && isatty(fd_) != 0; }
 
 Status Output::Commit() {
   Flush();
   if (zctx_ != nullptr && !committed_) Emit(nullptr, 0, true);
   std::string name = is_stdout_ ? "<stdout>" : "'" + path_ + "'";
   if (err_ != 0) return IoError(name + ": write failed: " + strerror(err_));
-  if (is_stdout_ || committed_) return Status::Ok();
+  if (is_stdout_ || committed_ || in_memory_) return Status::Ok();
   if (direct_) {
     int rc = close(fd_);
     fd_ = -1;

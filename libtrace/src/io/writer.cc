@@ -50,6 +50,7 @@ struct TraceWriter::Impl {
   std::vector<fb::Meta> meta;
   std::vector<flatbuffers::Offset<fb::FunctionIR>> function_irs;
   std::unordered_set<std::string> functions_in_chunk;
+  std::vector<std::string> chunk_functions;  // in the order of their first call
   // (global class * kNumVKinds + vkind) -> local class id, valid when stamp == chunk_index + 1.
   std::vector<uint32_t> local_of;
   std::vector<uint64_t> local_stamp;
@@ -90,32 +91,41 @@ struct TraceWriter::Impl {
     return id;
   }
 
+  // Notes that the chunk opens a call to `name`; its entry is built when
+  // the chunk is finished, with the facts registered by then (a recording
+  // front end learns a function's branches as they run).
   void AddFunctionIR(const std::string& name) {
     if (functions_in_chunk.count(name)) return;
-    auto it = functions.find(name);
-    if (it == functions.end()) return;
+    if (functions.find(name) == functions.end()) return;
     functions_in_chunk.insert(name);
-    uint32_t id = Intern(name);
-    const FunctionInfo& f = it->second;
-    flatbuffers::Offset<flatbuffers::String> ir;
-    if (f.ir) ir = fbb.CreateString(*f.ir);
-    uint32_t blocks = 0;
-    flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
-    if (f.flow) {
-      blocks = f.flow->blocks;
-      std::vector<fb::Branch> v;
-      v.reserve(f.flow->branches.size());
-      for (const BranchFact& b : f.flow->branches) {
-        v.emplace_back(b.block, b.pos, b.target, b.conditional ? b.condition : 0,
-                       internal::EncodeBranchFlags(b));
+    chunk_functions.push_back(name);
+  }
+
+  void BuildFunctionIRs() {
+    for (const std::string& name : chunk_functions) {
+      const FunctionInfo& f = functions.find(name)->second;
+      uint32_t id = Intern(name);
+      flatbuffers::Offset<flatbuffers::String> ir;
+      if (f.ir) ir = fbb.CreateString(*f.ir);
+      uint32_t blocks = 0;
+      flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
+      if (f.flow) {
+        blocks = f.flow->blocks;
+        std::vector<fb::Branch> v;
+        v.reserve(f.flow->branches.size());
+        for (const BranchFact& b : f.flow->branches) {
+          v.emplace_back(b.block, b.pos, b.target, b.conditional ? b.condition : 0,
+                         internal::EncodeBranchFlags(b));
+        }
+        branches = fbb.CreateVectorOfStructs(v);
       }
-      branches = fbb.CreateVectorOfStructs(v);
+      function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
     }
-    function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
   }
 
   Status Flush(bool last, NodeId total, std::span<const fb::Node> nodes,
                std::span<const uint32_t> refs) {
+    BuildFunctionIRs();
     auto producer = fb::CreateProducer(fbb, fbb.CreateString(opts.producer_name),
                                        fbb.CreateString(opts.producer_version));
     std::vector<fb::Meta> tmeta;
@@ -155,6 +165,7 @@ struct TraceWriter::Impl {
     meta.clear();
     function_irs.clear();
     functions_in_chunk.clear();
+    chunk_functions.clear();
     ++chunk_index;
     return st;
   }

@@ -1,0 +1,572 @@
+// irt/record.h: recording real C++ programs as irtrace traces.
+//
+// Active scalar types (Real, Real32, Int, Bool) compute like double, float,
+// int64_t and bool and record every operation applied to them as a
+// Primitive node of the standard operation set, with its value and source
+// location; IRT_FUNCTION opens a recorded call (closed by IRT_RETURN, by
+// falling off the end, or with Error nodes when an exception unwinds
+// through it); IRT_IF and IRT_WHILE record the branches taken as Jumps
+// with their conditions and loop-carried block arguments, plus the
+// control-flow facts that `irt-slice --control` and `irt-replay` read.
+//
+//   irt::rec::Real h(irt::rec::Real x, irt::rec::Int n) {
+//     IRT_FUNCTION(h, x, n);
+//     irt::rec::Real r = 0.0;
+//     irt::rec::Int i = 0;
+//     while (IRT_WHILE(i < n, i, r)) {
+//       r = r + pow(x, i);
+//       i = i + 1;
+//     }
+//     return IRT_RETURN(r);
+//   }
+//
+//   irt::rec::Recorder rec("h.fb");            // a file, "-" for stdout, or
+//   rec.Run(h, 2.0, int64_t{2});               // Recorder::InMemory()
+//   rec.Finish();                              // then: irt-print h.fb
+//
+// Rules: active arguments are passed by value or const reference; a value
+// computed in one recorded call and used in another (a global, a capture,
+// an out-parameter) is recorded there as a Constant; `break`, `continue`
+// and `goto` out of an IRT_WHILE loop are not seen (leave such loops
+// through the condition). Plain numbers combined with active values are
+// recorded as literals. A Recorder records the calls of its own thread.
+#ifndef IRT_RECORD_H_
+#define IRT_RECORD_H_
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <random>
+#include <set>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "irt/output.h"
+#include "irt/status.h"
+#include "irt/trace.h"
+#include "irt/value.h"
+#include "irt/writer.h"
+
+namespace irt::rec {
+
+class Recorder;
+
+/// A value that records the operations applied to it. `id` is the node
+/// that computed it (kNoNode for a plain number), `serial` the recorded
+/// call it belongs to, `pos` that node's SSA id.
+template <class T>
+struct Active {
+  T v{};
+  uint32_t serial = 0;
+  uint32_t pos = 0;
+  NodeId id = kNoNode;
+
+  Active() = default;
+  Active(T x) : v(x) {}  // NOLINT: plain numbers convert implicitly
+  template <class U>
+  requires(std::is_arithmetic_v<U> && !std::is_same_v<U, T> && !std::is_same_v<T, bool> &&
+           !std::is_same_v<U, bool>) Active(U x)
+      : v(static_cast<T>(x)) {}  // NOLINT
+  /// The computed value (reading it records nothing).
+  T value() const { return v; }
+  bool recorded() const { return id != kNoNode; }
+};
+
+using Real = Active<double>;
+using Real32 = Active<float>;
+using Int = Active<int64_t>;
+using Bool = Active<bool>;
+
+/// What a tracking context sees of a call about to be made.
+struct CallInfo {
+  std::string_view callee;
+  uint32_t level = 0;  // the root call is level 1, its calls level 2, ...
+};
+
+/// One recorded node, as Context::OnNode sees it.
+struct NodeInfo {
+  NodeId id = kNoNode;
+  NodeKind kind = NodeKind::kPrimitive;
+  std::string_view op;        // primitive or callee name; "" for none
+  std::string_view function;  // the recorded function holding the node
+  uint32_t line = 0, col = 0;
+};
+
+/// What is recorded, after IRTracker's contexts and irt-trace's options.
+class Context {
+ public:
+  virtual ~Context() = default;
+  /// Calls at this nesting level or deeper are recorded as one Primitive
+  /// node (their values still computed); the root call is level 1 and is
+  /// always recorded; 0: no limit.
+  uint32_t max_depth = 0;
+  /// Functions recorded as Primitive nodes wherever they are called.
+  std::set<std::string, std::less<>> primitives;
+  /// Random draws get metadata random = "uniform" / "normal".
+  bool tag_random = false;
+
+  /// Whether a call is recorded with its body. The default applies
+  /// max_depth and primitives.
+  virtual bool CanRecur(const CallInfo& call) const {
+    if (max_depth != 0 && call.level >= max_depth) return false;
+    return !primitives.contains(call.callee);
+  }
+  /// Whether OnNode is called at all (asked once per Recorder).
+  virtual bool WantsNodes() const { return false; }
+  /// Called after each node is appended; writer.AddMeta attaches metadata.
+  virtual void OnNode(const NodeInfo& node, TraceWriter& writer) {
+    (void)node;
+    (void)writer;
+  }
+};
+
+struct RecorderOptions {
+  std::string producer = "irt-record";
+  WriterOptions writer;
+  /// Not owned; null: the default context.
+  Context* context = nullptr;
+  /// Trace metadata added to the final chunk.
+  std::vector<std::pair<std::string, Value>> trace_meta;
+};
+
+namespace detail {
+
+struct Function;
+
+// The standard operations the front end records, and their names.
+enum class Op : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kNeg,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,
+  kNe,
+  kNot,
+  kAnd,
+  kOr,
+  kSin,
+  kCos,
+  kTan,
+  kExp,
+  kLog,
+  kSqrt,
+  kTanh,
+  kAbs,
+  kAtan,
+  kLog1p,
+  kExpm1,
+  kMax,
+  kMin,
+  kRand,
+  kRandn,
+  kConst,
+};
+std::string_view OpName(Op op);
+
+struct Loc {
+  const char* file = nullptr;
+  uint32_t line = 0, col = 0;
+  static Loc Of(const std::source_location& l) { return {l.file_name(), l.line(), l.column()}; }
+};
+
+template <class T>
+constexpr VKind KindOf() {
+  if constexpr (std::is_same_v<T, bool>)
+    return VKind::kBool;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return VKind::kI64;
+  else if constexpr (std::is_same_v<T, float>)
+    return VKind::kF32;
+  else
+    return VKind::kF64;
+}
+template <class T>
+uint64_t BitsOf(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? 1 : 0;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return static_cast<uint64_t>(v);
+  else if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<uint32_t>(v);
+  else
+    return std::bit_cast<uint64_t>(v);
+}
+
+// An operand as the recorder sees it: a node of some call, or a number.
+struct Operand {
+  uint32_t serial;
+  uint32_t pos;
+  NodeId id;
+  VKind vk;
+  uint64_t bits;
+};
+template <class T>
+Operand OperandOf(const Active<T>& a) {
+  return {a.serial, a.pos, a.id, KindOf<T>(), BitsOf(a.v)};
+}
+
+extern thread_local Recorder* t_current;
+
+}  // namespace detail
+
+/// Records one program run into a trace. Writes to a file (atomically, on
+/// Finish), to standard output ("-"), to a FIFO, or to memory; holds at
+/// most one chunk in memory plus the call stack.
+class Recorder {
+ public:
+  explicit Recorder(const std::string& path, RecorderOptions options = {});
+  /// A recorder whose trace is kept in memory (bytes() after Finish).
+  static std::unique_ptr<Recorder> InMemory(RecorderOptions options = {});
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  /// Runs `f(args...)` as the root call (f must open it with IRT_FUNCTION)
+  /// and returns its result. An exception from f is recorded (Error nodes,
+  /// trace metadata status = "failed", error = its what()) and rethrown.
+  template <class F, class... A>
+  auto Run(F&& f, A&&... args) {
+    Activate();
+    struct Deactivate {
+      Recorder* r;
+      ~Deactivate() { r->Deactivate(); }
+    } guard{this};
+    try {
+      return std::invoke(std::forward<F>(f), std::forward<A>(args)...);
+    } catch (const std::exception& e) {
+      Failed(e.what());
+      throw;
+    } catch (...) {
+      Failed("an exception that is not a std::exception");
+      throw;
+    }
+  }
+
+  /// Writes the final chunk and commits the output. The first error of the
+  /// recording (misuse, a failed write) or of the output.
+  Status Finish();
+  /// The trace, for an in-memory recorder after Finish.
+  const std::string& bytes() const;
+  /// The first error so far.
+  Status status() const;
+  /// Nodes appended so far.
+  NodeId nodes() const;
+
+  /// The recorder of this thread's Run, or null.
+  static Recorder* current() { return detail::t_current; }
+
+  // The front end's interface (used by the operators and macros below).
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  TraceWriter& writer();
+
+ private:
+  Recorder();
+  void Activate();
+  void Deactivate();
+  void Failed(std::string_view what);
+  std::unique_ptr<Impl> impl_;
+};
+
+namespace detail {
+
+// Records `op` applied to `ops`, giving `result`; returns the node and
+// its SSA id through *out (serial, pos, id), or leaves *out plain when
+// nothing is recorded.
+void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uint64_t bits,
+            uint32_t* serial, uint32_t* pos, NodeId* id);
+
+template <class R, class... T>
+Active<R> Apply(Op op, const std::source_location& l, R result, const Active<T>&... args) {
+  Active<R> out(result);
+  if (t_current == nullptr) return out;
+  Operand ops[] = {OperandOf(args)...};
+  Record(op, Loc::Of(l), ops, sizeof...(T), KindOf<R>(), BitsOf(result), &out.serial, &out.pos,
+         &out.id);
+  return out;
+}
+
+// A first operand that remembers where the operation was written (the
+// default argument is evaluated at the operator's use).
+template <class T>
+struct At {
+  Active<T> a;
+  std::source_location l;
+  At(const Active<T>& x, std::source_location l = std::source_location::current()) : a(x), l(l) {}
+  At(T x, std::source_location l = std::source_location::current()) : a(x), l(l) {}
+};
+
+}  // namespace detail
+
+// Arithmetic and comparisons, for Real, Real32 and Int: both operands
+// active, or one a plain number.
+#define IRT_REC_BINARY(T, OP, CODE, R, EXPR)                                                 \
+  inline Active<R> operator OP(detail::At<T> x, const Active<T>& y) {                        \
+    const T a = x.a.v, b = y.v;                                                              \
+    return detail::Apply<R>(detail::Op::CODE, x.l, static_cast<R>(EXPR), x.a, y);            \
+  }                                                                                          \
+  inline Active<R> operator OP(detail::At<T> x, T b) {                                       \
+    const T a = x.a.v;                                                                       \
+    return detail::Apply<R>(detail::Op::CODE, x.l, static_cast<R>(EXPR), x.a, Active<T>(b)); \
+  }
+#define IRT_REC_ARITH(T)                                                         \
+  IRT_REC_BINARY(T, +, kAdd, T, a + b)                                           \
+  IRT_REC_BINARY(T, -, kSub, T, a - b)                                           \
+  IRT_REC_BINARY(T, *, kMul, T, a* b)                                            \
+  IRT_REC_BINARY(T, <, kLt, bool, a < b)                                         \
+  IRT_REC_BINARY(T, <=, kLe, bool, a <= b)                                       \
+  IRT_REC_BINARY(T, >, kGt, bool, a > b)                                         \
+  IRT_REC_BINARY(T, >=, kGe, bool, a >= b)                                       \
+  IRT_REC_BINARY(T, ==, kEq, bool, a == b)                                       \
+  IRT_REC_BINARY(T, !=, kNe, bool, a != b)                                       \
+  inline Active<T> operator-(detail::At<T> x) {                                  \
+    return detail::Apply<T>(detail::Op::kNeg, x.l, static_cast<T>(-x.a.v), x.a); \
+  }
+IRT_REC_ARITH(double)
+IRT_REC_ARITH(float)
+IRT_REC_ARITH(int64_t)
+IRT_REC_BINARY(double, /, kDiv, double, a / b)
+IRT_REC_BINARY(float, /, kDiv, float, a / b)
+#undef IRT_REC_ARITH
+
+#undef IRT_REC_BINARY
+
+// Bool: !, &, | (both operands evaluated: no short circuit is recorded).
+inline Bool operator!(detail::At<bool> x) {
+  return detail::Apply<bool>(detail::Op::kNot, x.l, !x.a.v, x.a);
+}
+inline Bool operator&(detail::At<bool> x, const Bool& y) {
+  return detail::Apply<bool>(detail::Op::kAnd, x.l, x.a.v && y.v, x.a, y);
+}
+inline Bool operator|(detail::At<bool> x, const Bool& y) {
+  return detail::Apply<bool>(detail::Op::kOr, x.l, x.a.v || y.v, x.a, y);
+}
+
+// Floating-point functions of Real and Real32.
+#define IRT_REC_UNARY(NAME, CODE)                                                     \
+  template <class T>                                                                  \
+  requires std::is_floating_point_v<T> Active<T> NAME(                                \
+      const Active<T>& x, std::source_location l = std::source_location::current()) { \
+    return detail::Apply<T>(detail::Op::CODE, l, static_cast<T>(std::NAME(x.v)), x);  \
+  }
+IRT_REC_UNARY(sin, kSin)
+IRT_REC_UNARY(cos, kCos)
+IRT_REC_UNARY(tan, kTan)
+IRT_REC_UNARY(exp, kExp)
+IRT_REC_UNARY(log, kLog)
+IRT_REC_UNARY(sqrt, kSqrt)
+IRT_REC_UNARY(tanh, kTanh)
+IRT_REC_UNARY(abs, kAbs)
+IRT_REC_UNARY(atan, kAtan)
+IRT_REC_UNARY(log1p, kLog1p)
+IRT_REC_UNARY(expm1, kExpm1)
+#undef IRT_REC_UNARY
+
+/// x ^ y (the standard `^`): a Real or Real32 to an active or plain power
+/// of its own type or an Int.
+template <class T>
+requires std::is_floating_point_v<T> Active<T> pow(
+    const Active<T>& x, const Active<T>& y,
+    std::source_location l = std::source_location::current()) {
+  return detail::Apply<T>(detail::Op::kPow, l, static_cast<T>(std::pow(x.v, y.v)), x, y);
+}
+template <class T>
+requires std::is_floating_point_v<T> Active<T> pow(
+    const Active<T>& x, const Int& y, std::source_location l = std::source_location::current()) {
+  return detail::Apply<T>(detail::Op::kPow, l, static_cast<T>(std::pow(x.v, y.v)), x, y);
+}
+template <class T>
+requires std::is_floating_point_v<T> Active<T> pow(
+    const Active<T>& x, std::type_identity_t<T> y,
+    std::source_location l = std::source_location::current()) {
+  return pow(x, Active<T>(y), l);
+}
+template <class T>
+requires std::is_floating_point_v<T> Active<T> max(
+    const Active<T>& x, const Active<T>& y,
+    std::source_location l = std::source_location::current()) {
+  return detail::Apply<T>(detail::Op::kMax, l, std::fmax(x.v, y.v), x, y);
+}
+template <class T>
+requires std::is_floating_point_v<T> Active<T> min(
+    const Active<T>& x, const Active<T>& y,
+    std::source_location l = std::source_location::current()) {
+  return detail::Apply<T>(detail::Op::kMin, l, std::fmin(x.v, y.v), x, y);
+}
+
+/// A random draw recorded as such (`rand`: uniform on [0, 1), `randn`:
+/// standard normal), never recomputed by replay; tagged random = "uniform"
+/// / "normal" when the context's tag_random is set.
+template <class G>
+Real rand(G& gen, std::source_location l = std::source_location::current()) {
+  return detail::Apply<double>(detail::Op::kRand, l,
+                               std::uniform_real_distribution<double>(0.0, 1.0)(gen));
+}
+template <class G>
+Real randn(G& gen, std::source_location l = std::source_location::current()) {
+  return detail::Apply<double>(detail::Op::kRandn, l, std::normal_distribution<double>()(gen));
+}
+
+namespace detail {
+
+// One recorded function: its name and the control-flow facts seen so far.
+// One static instance per IRT_FUNCTION.
+struct Function {
+  const char* name;
+  Loc loc;
+  // Filled by the recorder.
+  uint32_t index = ~0u;
+};
+
+// An argument of IRT_FUNCTION: an active value or a plain number.
+struct ArgRef {
+  Operand op;
+  NodeId* rebind_id;        // the parameter's id and serial, rebound to its
+  uint32_t* rebind_serial;  // Argument node (null for a const parameter)
+  uint32_t* rebind_pos;
+  template <class T>
+  ArgRef(Active<T>& a)
+      : op(OperandOf(a)),
+        rebind_id(&a.id),
+        rebind_serial(&a.serial),
+        rebind_pos(&a.pos) {}  // NOLINT
+  template <class T>
+  ArgRef(const Active<T>& a)
+      : op(OperandOf(a)),
+        rebind_id(nullptr),
+        rebind_serial(nullptr),
+        rebind_pos(nullptr) {}  // NOLINT
+};
+
+/// The RAII scope of one recorded call (IRT_FUNCTION).
+class CallScope {
+ public:
+  CallScope(Function& fn, std::initializer_list<ArgRef> args);
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+  /// IRT_RETURN: records the Return and gives the caller's view of the
+  /// result (the Return node, or the Primitive node of a call recorded as
+  /// a primitive).
+  template <class T>
+  Active<T> Return(const Active<T>& v) {
+    Active<T> out(v.v);
+    if (recorder_ != nullptr) {
+      Operand o = OperandOf(v);
+      DoReturn(&o, &out.serial, &out.pos, &out.id);
+    }
+    return out;
+  }
+
+ private:
+  void DoReturn(const Operand* v, uint32_t* serial, uint32_t* pos, NodeId* id);
+  Recorder* recorder_ = nullptr;
+  uint32_t frame_ = 0;
+  int exceptions_ = 0;
+};
+
+// IRT_IF: a conditional branch on an active Bool.
+class IfSite;
+class IfScope {
+ public:
+  IfScope(IfSite& site, const Bool& c, Loc loc);
+  ~IfScope();
+  IfScope(const IfScope&) = delete;
+  IfScope& operator=(const IfScope&) = delete;
+  explicit operator bool() const { return taken_; }
+
+ private:
+  Recorder* recorder_ = nullptr;
+  IfSite* site_ = nullptr;
+  uint32_t frame_ = 0;
+  uint32_t serial_ = 0;
+  uint32_t join_ = 0;
+  bool taken_ = false;
+  int exceptions_ = 0;
+};
+
+// A branch site: one static instance per IRT_IF or IRT_WHILE.
+class IfSite {
+ public:
+  void* state = nullptr;  // the recorder's per-function blocks of this site
+};
+
+// A loop variable of IRT_WHILE.
+struct LoopVar {
+  Operand* op;  // unused
+  NodeId* id;
+  uint32_t* serial;
+  uint32_t* pos;
+  VKind vk;
+  uint64_t bits;
+  template <class T>
+  LoopVar(Active<T>& a)  // NOLINT
+      : op(nullptr),
+        id(&a.id),
+        serial(&a.serial),
+        pos(&a.pos),
+        vk(KindOf<T>()),
+        bits(BitsOf(a.v)) {}
+};
+
+// IRT_WHILE: jumps to the loop header with the loop variables as block
+// arguments, then tests the condition in the header.
+bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars);
+bool LoopTest(IfSite& site, Loc loc, const Bool& c);
+
+}  // namespace detail
+
+}  // namespace irt::rec
+
+#define IRT_REC_CAT2(a, b) a##b
+#define IRT_REC_CAT(a, b) IRT_REC_CAT2(a, b)
+
+/// Opens the recorded call of the enclosing function NAME with its active
+/// (or plain) arguments; closes it when the function returns or throws.
+#define IRT_FUNCTION(NAME, ...)                                             \
+  static ::irt::rec::detail::Function irt_rec_function_{                    \
+      #NAME, ::irt::rec::detail::Loc::Of(std::source_location::current())}; \
+  ::irt::rec::detail::CallScope irt_rec_scope_(irt_rec_function_, {__VA_ARGS__})
+
+/// `return IRT_RETURN(v);` records the Return of the enclosing IRT_FUNCTION.
+#define IRT_RETURN(V) irt_rec_scope_.Return(V)
+
+/// `if (IRT_IF(c)) ... else ...`: records the branch taken on the active
+/// Bool c and, after the whole if statement, the jump to the join block.
+#define IRT_IF(C) IRT_REC_IF_AT(IRT_REC_CAT(irt_rec_if_, __COUNTER__), C)
+#define IRT_REC_IF_AT(G, C)                                               \
+  ::irt::rec::detail::IfScope G(                                          \
+      []() -> ::irt::rec::detail::IfSite& {                               \
+        static ::irt::rec::detail::IfSite s;                              \
+        return s;                                                         \
+      }(),                                                                \
+      (C), ::irt::rec::detail::Loc::Of(std::source_location::current())); \
+  G
+
+/// `while (IRT_WHILE(c, vars...))` (or `for (init; IRT_WHILE(c, vars...);
+/// step)`): records the jump into the loop header with the loop-carried
+/// active variables `vars` as block arguments, the condition c evaluated
+/// in the header, and the branch taken.
+#define IRT_WHILE(C, ...) IRT_REC_WHILE_AT(IRT_REC_CAT(irt_rec_site_, __LINE__), C, __VA_ARGS__)
+#define IRT_REC_WHILE_AT(S, C, ...)                                        \
+  [&]() -> bool {                                                          \
+    static ::irt::rec::detail::IfSite S;                                   \
+    auto l = ::irt::rec::detail::Loc::Of(std::source_location::current()); \
+    ::irt::rec::detail::LoopHead(S, l, {__VA_ARGS__});                     \
+    return ::irt::rec::detail::LoopTest(S, l, (C));                        \
+  }()
+
+#endif  // IRT_RECORD_H_

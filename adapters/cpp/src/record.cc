@@ -1,0 +1,1164 @@
+// The C++ recording front end: frames of recorded calls, one node class per
+// (function, block, source position, operation), the blocks of each branch
+// site, and the control-flow facts of every function, learned as its
+// branches run and re-registered with the writer whenever they grow.
+#include "irt/record.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace irt::rec {
+
+namespace detail {
+thread_local Recorder* t_current = nullptr;
+
+std::string_view OpName(Op op) {
+  switch (op) {
+    case Op::kAdd:
+      return "+";
+    case Op::kSub:
+      return "-";
+    case Op::kMul:
+      return "*";
+    case Op::kDiv:
+      return "/";
+    case Op::kPow:
+      return "^";
+    case Op::kNeg:
+      return "-";
+    case Op::kLt:
+      return "<";
+    case Op::kLe:
+      return "<=";
+    case Op::kGt:
+      return ">";
+    case Op::kGe:
+      return ">=";
+    case Op::kEq:
+      return "==";
+    case Op::kNe:
+      return "!=";
+    case Op::kNot:
+      return "!";
+    case Op::kAnd:
+      return "&";
+    case Op::kOr:
+      return "|";
+    case Op::kSin:
+      return "sin";
+    case Op::kCos:
+      return "cos";
+    case Op::kTan:
+      return "tan";
+    case Op::kExp:
+      return "exp";
+    case Op::kLog:
+      return "log";
+    case Op::kSqrt:
+      return "sqrt";
+    case Op::kTanh:
+      return "tanh";
+    case Op::kAbs:
+      return "abs";
+    case Op::kAtan:
+      return "atan";
+    case Op::kLog1p:
+      return "log1p";
+    case Op::kExpm1:
+      return "expm1";
+    case Op::kMax:
+      return "max";
+    case Op::kMin:
+      return "min";
+    case Op::kRand:
+      return "rand";
+    case Op::kRandn:
+      return "randn";
+    case Op::kConst:
+      return "";
+  }
+  return "?";
+}
+}  // namespace detail
+
+using detail::Loc;
+using detail::Op;
+using detail::Operand;
+
+namespace {
+
+// Recorder generations: a static Function or IfSite caches what one
+// recorder knows of it, tagged with that recorder's generation.
+uint64_t g_generation = 0;
+
+// What else a node class key distinguishes besides an operation.
+enum class Shape : uint8_t {
+  kOp,        // a primitive operation (Op)
+  kConstant,  // an imported or varying plain operand
+  kCall,      // a call marker (file = the callee's Function)
+  kPrimCall,  // a call recorded as a primitive
+  kArgument,  // a function argument (col = its position)
+  kBlockArg,  // a block argument (col = its number)
+  kJump,      // col = branch position, line = target block
+  kReturn,
+  kError,
+};
+
+struct Key {
+  const void* file;
+  uint32_t fn, block, line, col;
+  uint8_t op;
+  Shape shape;
+  uint8_t lit_mask;
+  bool operator==(const Key&) const = default;
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = reinterpret_cast<uintptr_t>(k.file) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t{k.fn} << 32 | k.block) * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t{k.line} << 32 | k.col) * 0x165667B19E3779F9ull;
+    h ^= (uint64_t{k.op} << 16 | uint64_t{static_cast<uint8_t>(k.shape)} << 8 | k.lit_mask) *
+         0x27D4EB2F165667C5ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+struct ClassEntry {
+  ClassId cls = 0;
+  uint32_t pos = 0;
+  uint64_t lit[4] = {0, 0, 0, 0};  // literal operands' bits, by operand
+  VKind lit_vk[4] = {VKind::kNone, VKind::kNone, VKind::kNone, VKind::kNone};
+  bool varying = false;  // the literals changed: plain operands become Constants
+};
+
+// A small open-addressing map from Key to ClassEntry: one probe per node
+// on the hot path.
+class ClassCache {
+ public:
+  ClassCache() : slots_(1024) {}
+  ClassEntry* Find(const Key& k, size_t h) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == k) return &s.entry;
+    }
+  }
+  ClassEntry* Insert(const Key& k, size_t h) {
+    if ((used_ + 1) * 2 > slots_.size()) Grow();
+    size_t mask = slots_.size() - 1;
+    size_t i = h & mask;
+    while (slots_[i].used) i = (i + 1) & mask;
+    slots_[i].used = true;
+    slots_[i].key = k;
+    ++used_;
+    return &slots_[i].entry;
+  }
+
+ private:
+  struct Slot {
+    Key key{};
+    ClassEntry entry;
+    bool used = false;
+  };
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot());
+    used_ = 0;
+    for (Slot& s : old) {
+      if (s.used) *Insert(s.key, KeyHash()(s.key)) = s.entry;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
+
+// The blocks a branch site opened in one function: if: then, else, join;
+// while: header, body, exit. The loop's block-argument SSA ids follow.
+struct SiteBlocks {
+  uint32_t a = 0, b = 0, c = 0;
+  std::vector<uint32_t> arg_pos;
+};
+
+struct FnState {
+  std::string name;
+  uint32_t n_args = 0;
+  uint32_t next_pos = 0;
+  uint32_t blocks = 1;
+  std::map<std::pair<uint32_t, uint32_t>, BranchFact> facts;
+};
+
+// A statement of a caller whose callee failed, for the caller's Error.
+struct FailedCall {
+  bool set = false;
+  bool innermost = false;  // a primitive call failed: this is the failing statement
+  ClassId cls = 0;         // the Error's class
+  std::vector<NodeId> refs;
+};
+
+struct Import {
+  uint32_t serial;
+  NodeId id;
+  NodeId local;
+  uint32_t pos;
+};
+
+struct Frame {
+  uint32_t fn = 0;
+  uint32_t serial = 0;
+  uint32_t block = 1;
+  uint32_t level = 1;
+  NodeId marker = 0;
+  bool muted = false;     // inside a call recorded as a primitive
+  bool prim_top = false;  // the call recorded as a primitive itself
+  bool closed = false;
+  // The call in the caller: its SSA id there (the caller's view of the
+  // result), and for a primitive call its node class and operands.
+  uint32_t call_pos = 0;
+  ClassId prim_cls = 0;
+  ClassId call_error_cls = 0;
+  std::vector<NodeId> call_refs;
+  std::vector<NodeId> arg_refs;  // per argument: the caller's node, or kNoNode
+  std::vector<Import> imports;
+  std::vector<const detail::IfSite*> loops;
+  FailedCall failed;
+};
+
+}  // namespace
+
+struct Recorder::Impl {
+  std::unique_ptr<Output> out;
+  std::unique_ptr<TraceWriter> w;
+  Context default_context;
+  Context* ctx = nullptr;
+  bool wants_nodes = false;
+  RecorderOptions opts;
+  uint64_t generation = 0;
+  Status open_status;
+  bool finished = false;
+  bool active = false;
+  std::string failure;
+
+  std::vector<Frame> frames;
+  uint32_t next_serial = 1;
+  ClassCache cache;
+  std::vector<FnState> fns;
+  std::unordered_map<const detail::Function*, uint32_t> fn_index;
+  std::unordered_map<const detail::IfSite*, std::unordered_map<uint32_t, SiteBlocks>> sites;
+
+  // ---------------------------------------------------------------- classes
+
+  ClassEntry& ClassFor(const Key& k, ClassSpec (*make)(Impl&, const Key&, const void*),
+                       const void* arg, bool* fresh) {
+    size_t h = KeyHash()(k);
+    if (ClassEntry* e = cache.Find(k, h)) {
+      *fresh = false;
+      return *e;
+    }
+    ClassSpec spec = make(*this, k, arg);
+    ClassEntry* e = cache.Insert(k, h);
+    e->pos = spec.pos;
+    e->cls = w->DefineClass(std::move(spec));
+    *fresh = true;
+    return *e;
+  }
+
+  uint32_t NewPos(uint32_t fn) { return ++fns[fn].next_pos; }
+
+  // ------------------------------------------------------------ control flow
+
+  void AddFact(uint32_t fn, BranchFact b) {
+    FnState& f = fns[fn];
+    auto [it, inserted] = f.facts.try_emplace(std::make_pair(b.block, b.pos), b);
+    if (!inserted) return;
+    RegisterFlow(fn);
+  }
+  void RegisterFlow(uint32_t fn) {
+    FnState& f = fns[fn];
+    ControlFlow flow;
+    flow.blocks = f.blocks;
+    for (const auto& [key, b] : f.facts) flow.branches.push_back(b);
+    // A block whose branches are not yet all known (a site discovered in a
+    // block whose earlier positions never ran) keeps what is contiguous.
+    std::vector<BranchFact> kept;
+    uint32_t block = 0, next = 1;
+    for (const BranchFact& b : flow.branches) {
+      if (b.block != block) {
+        block = b.block;
+        next = 1;
+      }
+      if (b.pos == next) {
+        kept.push_back(b);
+        ++next;
+      }
+    }
+    flow.branches = std::move(kept);
+    w->RegisterControlFlow(f.name, std::move(flow));
+  }
+
+  SiteBlocks& BlocksOf(const detail::IfSite& site, uint32_t fn, bool* fresh) {
+    auto& per_fn = sites[&site];
+    auto it = per_fn.find(fn);
+    *fresh = it == per_fn.end();
+    if (!*fresh) return it->second;
+    SiteBlocks& b = per_fn[fn];
+    FnState& f = fns[fn];
+    b.a = ++f.blocks;
+    b.b = ++f.blocks;
+    b.c = ++f.blocks;
+    return b;
+  }
+
+  // ---------------------------------------------------------------- operands
+
+  static Value ValueOf(VKind vk, uint64_t bits) { return Value::FromBits(vk, bits); }
+
+  // A node of the current frame for an operand of another call (or a
+  // varying plain number): a Constant node, once per value and frame.
+  NodeId ImportAt(Frame& f, const Operand& o, const Loc& loc, uint32_t* pos) {
+    if (o.id != kNoNode) {
+      for (const Import& im : f.imports) {
+        if (im.serial == o.serial && im.id == o.id) {
+          *pos = im.pos;
+          return im.local;
+        }
+      }
+    }
+    // Plain numbers at one place get a class each, by operand position.
+    uint8_t which = o.id == kNoNode ? static_cast<uint8_t>(o.pos) : 0xFF;
+    Key k{loc.file, f.fn, f.block, loc.line, loc.col, which, Shape::kConstant, 0};
+    bool fresh;
+    ClassEntry& e = ClassFor(
+        k,
+        [](Impl& r, const Key& key, const void*) {
+          ClassSpec s;
+          s.kind = NodeKind::kConstant;
+          s.block = key.block;
+          s.pos = r.NewPos(key.fn);
+          s.line = key.line;
+          s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+          return s;
+        },
+        nullptr, &fresh);
+    NodeId id = w->AppendScalar(e.cls, o.vk, o.bits, nullptr, 0);
+    if (o.id != kNoNode) f.imports.push_back({o.serial, o.id, id, e.pos});
+    *pos = e.pos;
+    return id;
+  }
+
+  static bool Local(const Frame& f, const Operand& o) {
+    return o.id != kNoNode && o.serial == f.serial && o.id >= f.marker;
+  }
+
+  // Resolves operands into references (and literal bits); foreign values
+  // are imported. Returns the literal mask.
+  uint8_t Resolve(Frame& f, const Operand* ops, uint32_t n, const Loc& loc, NodeId* refs,
+                  uint32_t* n_refs) {
+    uint8_t mask = 0;
+    *n_refs = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const Operand& o = ops[i];
+      if (Local(f, o)) {
+        refs[(*n_refs)++] = o.id;
+      } else if (o.id != kNoNode) {
+        uint32_t pos;
+        refs[(*n_refs)++] = ImportAt(f, o, loc, &pos);
+      } else {
+        mask |= static_cast<uint8_t>(1u << i);
+      }
+    }
+    return mask;
+  }
+
+  void Notify(NodeId id, NodeKind kind, std::string_view op, const Frame& f, const Loc& loc) {
+    NodeInfo info;
+    info.id = id;
+    info.kind = kind;
+    info.op = op;
+    info.function = fns[f.fn].name;
+    info.line = loc.line;
+    info.col = loc.col;
+    ctx->OnNode(info, *w);
+  }
+};
+
+// -------------------------------------------------------------- Recorder
+
+Recorder::Recorder() : impl_(new Impl) {}
+
+Recorder::Recorder(const std::string& path, RecorderOptions options) : Recorder() {
+  auto out = Output::Open(path);
+  if (out.ok()) {
+    impl_->out = std::move(out).value();
+  } else {
+    impl_->open_status = out.status();
+    impl_->out = Output::Memory();  // records into nothing useful; Finish reports
+  }
+  impl_->opts = std::move(options);
+}
+
+std::unique_ptr<Recorder> Recorder::InMemory(RecorderOptions options) {
+  std::unique_ptr<Recorder> r(new Recorder());
+  r->impl_->out = Output::Memory();
+  r->impl_->opts = std::move(options);
+  return r;
+}
+
+Recorder::~Recorder() {
+  if (detail::t_current == this) detail::t_current = nullptr;
+}
+
+TraceWriter& Recorder::writer() {
+  Impl& r = *impl_;
+  if (!r.w) {
+    WriterOptions wo = r.opts.writer;
+    wo.producer_name = r.opts.producer;
+    if (wo.producer_version.empty()) wo.producer_version = IRT_VERSION;
+    r.w = std::make_unique<TraceWriter>(r.out.get(), wo);
+    r.ctx = r.opts.context != nullptr ? r.opts.context : &r.default_context;
+    r.wants_nodes = r.ctx->WantsNodes();
+    r.generation = ++g_generation;
+  }
+  return *r.w;
+}
+
+void Recorder::Activate() {
+  writer();
+  impl_->active = true;
+  detail::t_current = this;
+}
+
+void Recorder::Deactivate() {
+  impl_->active = false;
+  if (detail::t_current == this) detail::t_current = nullptr;
+}
+
+void Recorder::Failed(std::string_view what) { impl_->failure = std::string(what); }
+
+Status Recorder::Finish() {
+  Impl& r = *impl_;
+  if (!r.open_status.ok()) return r.open_status;
+  if (r.finished) return r.w->status();
+  r.finished = true;
+  TraceWriter& w = writer();
+  if (!r.frames.empty()) {
+    return Internal("record: Finish() while " + std::to_string(r.frames.size()) +
+                    " recorded calls are open");
+  }
+  if (w.next_id() == 0) return Internal("record: nothing was recorded (no IRT_FUNCTION ran)");
+  bool failed = !r.failure.empty();
+  w.AddTraceMeta("status", Value::String(failed ? "failed" : "ok"));
+  if (failed) w.AddTraceMeta("error", Value::String(r.failure));
+  if (!r.fns.empty()) w.AddTraceMeta("function", Value::String(r.fns[0].name));
+  for (const auto& [k, v] : r.opts.trace_meta) w.AddTraceMeta(k, v);
+  IRT_RETURN_IF_ERROR(w.Finish());
+  return r.out->Commit();
+}
+
+const std::string& Recorder::bytes() const { return impl_->out->memory(); }
+
+Status Recorder::status() const {
+  if (!impl_->open_status.ok()) return impl_->open_status;
+  return impl_->w ? impl_->w->status() : Status::Ok();
+}
+
+NodeId Recorder::nodes() const { return impl_->w ? impl_->w->next_id() : 0; }
+
+namespace detail {
+
+// ---------------------------------------------------------- operations
+
+void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uint64_t bits,
+            uint32_t* serial, uint32_t* pos, NodeId* id) {
+  Recorder::Impl& r = t_current->impl();
+  if (r.frames.empty()) return;
+  Frame& f = r.frames.back();
+  if (f.muted) return;
+  NodeId refs[4];
+  uint32_t n_refs;
+  uint8_t mask = r.Resolve(f, ops, n, loc, refs, &n_refs);
+  Key k{loc.file, f.fn, f.block, loc.line, loc.col, static_cast<uint8_t>(op), Shape::kOp, mask};
+  struct Arg {
+    const Operand* ops;
+    uint32_t n;
+  } arg{ops, n};
+  bool fresh;
+  ClassEntry* e = &r.ClassFor(
+      k,
+      [](Recorder::Impl& rr, const Key& key, const void* a) {
+        const Arg& x = *static_cast<const Arg*>(a);
+        ClassSpec s;
+        s.kind = NodeKind::kPrimitive;
+        s.op = std::string(OpName(static_cast<Op>(key.op)));
+        s.block = key.block;
+        s.pos = rr.NewPos(key.fn);
+        s.line = key.line;
+        s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+        for (uint32_t i = 0; i < x.n; ++i) {
+          s.operands.push_back(key.lit_mask & (1u << i) ? OperandSpec::Literal(Value::FromBits(
+                                                              x.ops[i].vk, x.ops[i].bits))
+                                                        : OperandSpec::Ref());
+        }
+        return s;
+      },
+      &arg, &fresh);
+  if (fresh) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (mask & (1u << i)) {
+        e->lit[i] = ops[i].bits;
+        e->lit_vk[i] = ops[i].vk;
+      }
+    }
+  } else if (mask != 0) {
+    bool same = !e->varying;
+    for (uint32_t i = 0; same && i < n; ++i) {
+      if ((mask & (1u << i)) && (e->lit[i] != ops[i].bits || e->lit_vk[i] != ops[i].vk)) {
+        same = false;
+      }
+    }
+    if (!same) {
+      // The plain operands of this statement change between runs of it:
+      // record them as Constant nodes and use the all-reference class.
+      e->varying = true;
+      n_refs = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (Recorder::Impl::Local(f, ops[i])) {
+          refs[n_refs++] = ops[i].id;
+        } else {
+          uint32_t p;
+          Operand o = ops[i];
+          if (mask & (1u << i)) o.id = kNoNode;
+          o.pos = i;
+          refs[n_refs++] = r.ImportAt(f, o, loc, &p);
+        }
+      }
+      Key k2 = k;
+      k2.lit_mask = 0;
+      e = &r.ClassFor(
+          k2,
+          [](Recorder::Impl& rr, const Key& key, const void* a) {
+            const Arg& x = *static_cast<const Arg*>(a);
+            ClassSpec s;
+            s.kind = NodeKind::kPrimitive;
+            s.op = std::string(OpName(static_cast<Op>(key.op)));
+            s.block = key.block;
+            s.pos = rr.NewPos(key.fn);
+            s.line = key.line;
+            s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+            s.operands.assign(x.n, OperandSpec::Ref());
+            return s;
+          },
+          &arg, &fresh);
+    }
+  }
+  NodeId node = r.w->AppendScalar(e->cls, vk, bits, refs, n_refs);
+  *serial = f.serial;
+  *pos = e->pos;
+  *id = node;
+  if (r.ctx->tag_random && (op == Op::kRand || op == Op::kRandn)) {
+    r.w->AddMeta("random", Value::String(op == Op::kRand ? "uniform" : "normal"));
+  }
+  if (r.wants_nodes) r.Notify(node, NodeKind::kPrimitive, OpName(op), f, loc);
+}
+
+// ---------------------------------------------------------------- calls
+
+CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
+  Recorder* rec = t_current;
+  if (rec == nullptr) return;
+  Recorder::Impl& r = rec->impl();
+  exceptions_ = std::uncaught_exceptions();
+  // The function's state in this recorder.
+  auto [it, inserted] = r.fn_index.emplace(&fn, static_cast<uint32_t>(r.fns.size()));
+  if (inserted) {
+    FnState s;
+    s.name = fn.name;
+    s.n_args = static_cast<uint32_t>(args.size());
+    s.next_pos = s.n_args + 1;  // %1 the function, %2.. its arguments
+    r.fns.push_back(std::move(s));
+    r.RegisterFlow(it->second);
+  }
+  uint32_t fi = it->second;
+  Loc loc = fn.loc;
+  recorder_ = rec;
+  frame_ = static_cast<uint32_t>(r.frames.size());
+  Frame nf;
+  nf.fn = fi;
+  nf.serial = r.next_serial++;
+  nf.level = frame_ + 1;
+  if (!r.frames.empty() && r.frames.back().muted) {
+    nf.muted = true;
+    r.frames.push_back(std::move(nf));
+    return;
+  }
+  std::vector<Operand> ops;
+  ops.reserve(args.size());
+  for (const ArgRef& a : args) ops.push_back(a.op);
+  uint32_t n = static_cast<uint32_t>(ops.size());
+  std::vector<NodeId> caller_refs(n);
+  uint32_t n_refs = 0;
+  TraceWriter& w = *r.w;
+  if (r.frames.empty()) {
+    // The root call: a marker whose operands are the arguments' values.
+    ClassSpec s;
+    s.kind = NodeKind::kCall;
+    s.op = fn.name;
+    for (const Operand& o : ops)
+      s.operands.push_back(OperandSpec::Literal(Value::FromBits(o.vk, o.bits)));
+    nf.marker = w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
+  } else {
+    Frame& caller = r.frames.back();
+    bool recur = r.ctx->CanRecur(CallInfo{fn.name, nf.level});
+    uint8_t mask = 0;
+    if (n <= 8) {
+      NodeId refs[8];
+      mask = r.Resolve(caller, ops.data(), n, loc, refs, &n_refs);
+      caller_refs.assign(refs, refs + n_refs);
+    } else {
+      // Many arguments: every one a reference (plain ones as Constants).
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t p;
+        Operand o = ops[i];
+        o.pos = i;
+        caller_refs[n_refs++] =
+            Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
+      }
+    }
+    // A call statement's class also carries its literal arguments, which
+    // may differ between calls: those calls take the all-reference class.
+    struct Arg {
+      const Operand* ops;
+      uint32_t n;
+      const char* name;
+      bool recur;
+    } arg{ops.data(), n, fn.name, recur};
+    auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
+      const Arg& x = *static_cast<const Arg*>(a);
+      ClassSpec s;
+      s.kind = key.shape == Shape::kCall    ? NodeKind::kCall
+               : key.shape == Shape::kError ? NodeKind::kError
+                                            : NodeKind::kPrimitive;
+      s.op = x.name;
+      s.block = key.block;
+      s.pos = key.shape == Shape::kError ? key.op : rr.NewPos(key.fn);
+      s.line = key.line;
+      s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+      for (uint32_t i = 0; i < x.n; ++i) {
+        s.operands.push_back(key.lit_mask & (1u << i)
+                                 ? OperandSpec::Literal(Value::FromBits(x.ops[i].vk, x.ops[i].bits))
+                                 : OperandSpec::Ref());
+      }
+      return s;
+    };
+    Shape shape = recur ? Shape::kCall : Shape::kPrimCall;
+    Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
+    bool fresh;
+    ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
+    bool same = true;
+    if (fresh) {
+      for (uint32_t i = 0; i < n && i < 4; ++i) e->lit[i] = ops[i].bits, e->lit_vk[i] = ops[i].vk;
+    } else if (mask != 0) {
+      for (uint32_t i = 0; i < n && i < 4; ++i) {
+        if ((mask & (1u << i)) && (e->lit[i] != ops[i].bits || e->lit_vk[i] != ops[i].vk)) {
+          same = false;
+        }
+      }
+    }
+    if (!same || e->varying || n > 4) {
+      e->varying = mask != 0;
+      if (mask != 0) {
+        n_refs = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+          uint32_t p;
+          Operand o = ops[i];
+          o.pos = i;
+          caller_refs[n_refs++] =
+              Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
+        }
+        k.lit_mask = 0;
+        mask = 0;
+        e = &r.ClassFor(k, make, &arg, &fresh);
+      }
+    }
+    caller_refs.resize(n_refs);
+    nf.arg_refs.assign(n, kNoNode);
+    for (uint32_t i = 0, j = 0; i < n; ++i) {
+      if (!(mask & (1u << i))) nf.arg_refs[i] = caller_refs[j++];
+    }
+    nf.call_pos = e->pos;
+    // The caller's Error class for this statement, should the call fail.
+    Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
+    ke.op = static_cast<uint8_t>(0);
+    nf.call_refs = caller_refs;
+    {
+      ClassSpec s;
+      s.kind = NodeKind::kError;
+      s.op = fn.name;
+      s.block = caller.block;
+      s.pos = e->pos;
+      s.line = loc.line;
+      s.col = static_cast<uint16_t>(std::min<uint32_t>(loc.col, 0xFFFF));
+      for (uint32_t i = 0; i < n; ++i) {
+        s.operands.push_back(mask & (1u << i)
+                                 ? OperandSpec::Literal(Value::FromBits(ops[i].vk, ops[i].bits))
+                                 : OperandSpec::Ref());
+      }
+      bool fresh_err;
+      ClassEntry& ee = r.ClassFor(
+          ke,
+          [](Recorder::Impl&, const Key&, const void* a) {
+            return *static_cast<const ClassSpec*>(a);
+          },
+          &s, &fresh_err);
+      nf.call_error_cls = ee.cls;
+    }
+    if (!recur) {
+      nf.muted = true;
+      nf.prim_top = true;
+      nf.prim_cls = e->cls;
+      r.frames.push_back(std::move(nf));
+      return;
+    }
+    nf.marker = w.AppendScalar(e->cls, VKind::kNone, 0, caller_refs.data(), n_refs);
+    if (r.wants_nodes) r.Notify(nf.marker, NodeKind::kCall, fn.name, caller, loc);
+  }
+  // The callee's arguments: %1 the function, %2... the values, each with a
+  // reference to the caller's node when there is one.
+  r.frames.push_back(std::move(nf));
+  Frame& f = r.frames.back();
+  bool is_root = frame_ == 0;
+  {
+    Key k{&fn, fi, 1, 0, 1, 0, Shape::kArgument, 0};
+    bool fresh;
+    ClassEntry& e = r.ClassFor(
+        k,
+        [](Recorder::Impl&, const Key&, const void*) {
+          ClassSpec s;
+          s.kind = NodeKind::kArgument;
+          s.block = 1;
+          s.pos = 1;
+          return s;
+        },
+        nullptr, &fresh);
+    w.Append(e.cls, Value::Function(fn.name), {});
+  }
+  uint32_t i = 0;
+  for (const ArgRef& a : args) {
+    NodeId ref = is_root ? kNoNode : f.arg_refs[i];
+    bool has_ref = ref != kNoNode;
+    Key k{&fn, fi, 1, has_ref ? 1u : 0u, i + 2, 0, Shape::kArgument, 0};
+    bool fresh;
+    struct P {
+      uint32_t pos;
+      bool ref;
+    } p{i + 2, has_ref};
+    ClassEntry& e = r.ClassFor(
+        k,
+        [](Recorder::Impl&, const Key&, const void* a) {
+          const P& x = *static_cast<const P*>(a);
+          ClassSpec s;
+          s.kind = NodeKind::kArgument;
+          s.block = 1;
+          s.pos = x.pos;
+          if (x.ref) s.operands = {OperandSpec::Ref()};
+          return s;
+        },
+        &p, &fresh);
+    NodeId id = w.AppendScalar(e.cls, a.op.vk, a.op.bits, &ref, has_ref ? 1 : 0);
+    if (a.rebind_id != nullptr) {
+      *a.rebind_id = id;
+      *a.rebind_serial = f.serial;
+      *a.rebind_pos = i + 2;
+    }
+    if (a.op.id != kNoNode) f.imports.push_back({a.op.serial, a.op.id, id, i + 2});
+    ++i;
+  }
+}
+
+namespace {
+
+// Closes the innermost frame with a Return of `v` (or of nothing).
+void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* serial, uint32_t* pos,
+                     NodeId* id) {
+  TraceWriter& w = *r.w;
+  Operand o = v != nullptr ? *v : Operand{0, 0, kNoNode, VKind::kNothing, 0};
+  NodeId ref = kNoNode;
+  uint32_t n_refs = 0;
+  Loc loc{};
+  uint8_t mask = r.Resolve(f, &o, 1, loc, &ref, &n_refs);
+  Key k{nullptr, f.fn, f.block, 0, 0, 0, Shape::kReturn, mask};
+  bool fresh;
+  ClassEntry* e = &r.ClassFor(
+      k,
+      [](Recorder::Impl&, const Key& key, const void* a) {
+        const Operand& x = *static_cast<const Operand*>(a);
+        ClassSpec s;
+        s.kind = NodeKind::kReturn;
+        s.block = key.block;
+        s.pos = 1;
+        s.operands = {key.lit_mask ? OperandSpec::Literal(Value::FromBits(x.vk, x.bits))
+                                   : OperandSpec::Ref()};
+        return s;
+      },
+      &o, &fresh);
+  if (fresh && mask) e->lit[0] = o.bits, e->lit_vk[0] = o.vk;
+  if (mask && (e->lit[0] != o.bits || e->lit_vk[0] != o.vk)) {
+    uint32_t p;
+    Operand c = o;
+    ref = r.ImportAt(f, c, loc, &p);
+    n_refs = 1;
+    k.lit_mask = 0;
+    e = &r.ClassFor(
+        k,
+        [](Recorder::Impl&, const Key& key, const void*) {
+          ClassSpec s;
+          s.kind = NodeKind::kReturn;
+          s.block = key.block;
+          s.pos = 1;
+          s.operands = {OperandSpec::Ref()};
+          return s;
+        },
+        nullptr, &fresh);
+  }
+  BranchFact b;
+  b.block = f.block;
+  b.pos = 1;
+  r.AddFact(f.fn, b);
+  NodeId ret = w.AppendScalar(e->cls, o.vk, o.bits, &ref, n_refs);
+  f.closed = true;
+  if (r.frames.size() >= 2) {
+    *serial = r.frames[r.frames.size() - 2].serial;
+    *pos = f.call_pos;
+    *id = ret;
+  }
+}
+
+}  // namespace
+
+void CallScope::DoReturn(const Operand* v, uint32_t* serial, uint32_t* pos, NodeId* id) {
+  Recorder::Impl& r = recorder_->impl();
+  if (r.frames.size() != frame_ + 1 || r.frames.back().closed) {
+    // IRT_RETURN of a call that is not the innermost open one.
+    if (r.w->status().ok()) {
+      // Surface the misuse through the writer's sticky status.
+      r.w->Append(~0u, Value(), {});
+    }
+    return;
+  }
+  Frame& f = r.frames.back();
+  if (f.muted) {
+    f.closed = true;
+    if (!f.prim_top) return;
+    Frame& caller = r.frames[frame_ - 1];
+    NodeId node = r.w->AppendScalar(f.prim_cls, v->vk, v->bits, f.call_refs.data(),
+                                    static_cast<uint32_t>(f.call_refs.size()));
+    *serial = caller.serial;
+    *pos = f.call_pos;
+    *id = node;
+    if (r.wants_nodes) r.Notify(node, NodeKind::kPrimitive, r.fns[f.fn].name, caller, Loc{});
+    return;
+  }
+  CloseWithReturn(r, f, v, serial, pos, id);
+}
+
+CallScope::~CallScope() {
+  if (recorder_ == nullptr) return;
+  Recorder::Impl& r = recorder_->impl();
+  if (r.frames.size() != frame_ + 1) return;  // misuse reported elsewhere
+  Frame& f = r.frames.back();
+  bool unwinding = std::uncaught_exceptions() > exceptions_;
+  if (!f.closed) {
+    if (!unwinding) {
+      if (!f.muted) {
+        uint32_t s, p;
+        NodeId id;
+        CloseWithReturn(r, f, nullptr, &s, &p, &id);
+      }
+    } else if (f.muted) {
+      if (f.prim_top) {
+        // The primitive call is the failing statement of its caller.
+        Frame& caller = r.frames[frame_ - 1];
+        caller.failed = {true, true, f.call_error_cls, f.call_refs};
+      }
+    } else {
+      TraceWriter& w = *r.w;
+      if (f.failed.set) {
+        w.AppendScalar(f.failed.cls, VKind::kNone, 0, f.failed.refs.data(),
+                       static_cast<uint32_t>(f.failed.refs.size()));
+        if (f.failed.innermost) {
+          w.AddMeta("error", Value::String("an exception left this call"));
+        }
+      } else {
+        // The exception was thrown in this call's own code.
+        Key k{nullptr, f.fn, f.block, 0, 0, 0, Shape::kError, 0};
+        bool fresh;
+        ClassEntry& e = r.ClassFor(
+            k,
+            [](Recorder::Impl& rr, const Key& key, const void*) {
+              ClassSpec s;
+              s.kind = NodeKind::kError;
+              s.op = "throw";
+              s.block = key.block;
+              s.pos = rr.NewPos(key.fn);
+              return s;
+            },
+            nullptr, &fresh);
+        w.AppendScalar(e.cls, VKind::kNone, 0, nullptr, 0);
+        w.AddMeta("error", Value::String("an exception left this call"));
+      }
+      if (frame_ > 0) r.frames[frame_ - 1].failed = {true, false, f.call_error_cls, f.call_refs};
+    }
+  }
+  r.frames.pop_back();
+}
+
+// ------------------------------------------------------------- branches
+
+namespace {
+
+ClassEntry& JumpClass(Recorder::Impl& r, const Frame& f, uint32_t pos, uint32_t target, int cond,
+                      bool taken_when, uint32_t n_args, uint8_t lit_mask, const Operand* lits,
+                      const Loc& loc) {
+  // line: target block; col: branch position; op: block-argument count.
+  Key k{nullptr,
+        f.fn,
+        f.block,
+        target,
+        pos,
+        static_cast<uint8_t>(n_args),
+        Shape::kJump,
+        static_cast<uint8_t>(lit_mask |
+                             (cond < 0    ? 0
+                              : cond == 1 ? 0x40
+                                          : 0x80) |
+                             (taken_when ? 0x20 : 0))};
+  struct A {
+    int cond;
+    bool taken_when;
+    uint32_t n;
+    const Operand* lits;
+    Loc loc;
+  } a{cond, taken_when, n_args, lits, loc};
+  bool fresh;
+  ClassEntry& e = r.ClassFor(
+      k,
+      [](Recorder::Impl&, const Key& key, const void* p) {
+        const A& x = *static_cast<const A*>(p);
+        ClassSpec s;
+        s.kind = NodeKind::kJump;
+        s.block = key.block;
+        s.pos = key.col;
+        s.aux = key.line;
+        s.line = x.loc.line;
+        s.col = static_cast<uint16_t>(std::min<uint32_t>(x.loc.col, 0xFFFF));
+        for (uint32_t i = 0; i < x.n; ++i) {
+          s.operands.push_back(key.lit_mask & (1u << i) ? OperandSpec::Literal(Value::FromBits(
+                                                              x.lits[i].vk, x.lits[i].bits))
+                                                        : OperandSpec::Ref());
+        }
+        if (x.cond >= 0) {
+          s.has_condition = true;
+          s.condition_taken_when = x.taken_when;
+          // cond == 1: the condition is a reference; 0: a literal.
+          s.operands.push_back(x.cond == 1 ? OperandSpec::Ref()
+                                           : OperandSpec::Literal(Value::FromBits(
+                                                 x.lits[x.n].vk, x.lits[x.n].bits)));
+        }
+        return s;
+      },
+      &a, &fresh);
+  if (fresh) {
+    for (uint32_t i = 0; i < n_args && i < 4; ++i)
+      e.lit[i] = lits[i].bits, e.lit_vk[i] = lits[i].vk;
+  }
+  return e;
+}
+
+// An unconditional jump from the current block to `target`, with block
+// arguments; returns its node.
+NodeId Goto(Recorder::Impl& r, Frame& f, uint32_t target, const Operand* args, uint32_t n,
+            const Loc& loc) {
+  NodeId small[8];
+  std::vector<NodeId> big;
+  NodeId* refs = small;
+  if (n > 8) {
+    big.resize(n);
+    refs = big.data();
+  }
+  uint32_t n_refs = 0;
+  uint8_t mask = n <= 4 ? r.Resolve(f, args, n, loc, refs, &n_refs) : 0;
+  if (n > 4) {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t p;
+      refs[n_refs++] =
+          Recorder::Impl::Local(f, args[i]) ? args[i].id : r.ImportAt(f, args[i], loc, &p);
+    }
+  }
+  ClassEntry* e = &JumpClass(r, f, 1, target, -1, false, n, mask, args, loc);
+  bool same = true;
+  for (uint32_t i = 0; i < n && i < 4; ++i) {
+    if ((mask & (1u << i)) && (e->lit[i] != args[i].bits || e->lit_vk[i] != args[i].vk)) {
+      same = false;
+    }
+  }
+  if (mask != 0 && (!same || e->varying)) {
+    // Literal block arguments that change between runs of the jump: make
+    // them Constants.
+    e->varying = true;
+    n_refs = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t p;
+      Operand o = args[i];
+      o.pos = i;
+      refs[n_refs++] = Recorder::Impl::Local(f, o) ? o.id : r.ImportAt(f, o, loc, &p);
+    }
+    e = &JumpClass(r, f, 1, target, -1, false, n, 0, args, loc);
+  }
+  ClassId c = e->cls;
+  BranchFact b;
+  b.block = f.block;
+  b.pos = 1;
+  b.target = target;
+  r.AddFact(f.fn, b);
+  return r.w->AppendScalar(c, VKind::kNone, 0, refs, n_refs);
+}
+
+// The two branches that end a block testing `c`: &1 to `if_false` unless
+// c, &2 to `if_true`. Records the one taken and returns c's value.
+bool Test(Recorder::Impl& r, Frame& f, const Bool& c, uint32_t if_true, uint32_t if_false,
+          const Loc& loc) {
+  Operand o = OperandOf(c);
+  NodeId ref = kNoNode;
+  uint32_t cond_pos = 0;
+  bool is_ref = c.id != kNoNode;
+  if (is_ref) {
+    if (Recorder::Impl::Local(f, o)) {
+      ref = o.id;
+      cond_pos = o.pos;
+    } else {
+      ref = r.ImportAt(f, o, loc, &cond_pos);
+    }
+  }
+  BranchFact b1;
+  b1.block = f.block;
+  b1.pos = 1;
+  b1.target = if_false;
+  b1.conditional = true;
+  b1.condition = cond_pos;
+  b1.taken_when = false;
+  r.AddFact(f.fn, b1);
+  BranchFact b2;
+  b2.block = f.block;
+  b2.pos = 2;
+  b2.target = if_true;
+  r.AddFact(f.fn, b2);
+  if (!c.v) {
+    ClassId cls = JumpClass(r, f, 1, if_false, is_ref ? 1 : 0, false, 0, 0, &o, loc).cls;
+    r.w->AppendScalar(cls, VKind::kNone, 0, &ref, is_ref ? 1 : 0);
+    f.block = if_false;
+  } else {
+    ClassId cls = JumpClass(r, f, 2, if_true, -1, false, 0, 0, nullptr, loc).cls;
+    r.w->AppendScalar(cls, VKind::kNone, 0, nullptr, 0);
+    f.block = if_true;
+  }
+  return c.v;
+}
+
+}  // namespace
+
+IfScope::IfScope(IfSite& site, const Bool& c, Loc loc) : site_(&site) {
+  taken_ = c.v;
+  Recorder* rec = t_current;
+  if (rec == nullptr) return;
+  Recorder::Impl& r = rec->impl();
+  if (r.frames.empty() || r.frames.back().muted) return;
+  recorder_ = rec;
+  exceptions_ = std::uncaught_exceptions();
+  frame_ = static_cast<uint32_t>(r.frames.size() - 1);
+  Frame& f = r.frames.back();
+  bool fresh;
+  SiteBlocks& b = r.BlocksOf(site, f.fn, &fresh);
+  join_ = b.c;
+  serial_ = f.serial;
+  Test(r, f, c, b.a, b.b, loc);
+}
+
+IfScope::~IfScope() {
+  if (recorder_ == nullptr) return;
+  Recorder::Impl& r = recorder_->impl();
+  if (std::uncaught_exceptions() > exceptions_) return;
+  if (r.frames.size() != frame_ + 1) return;
+  Frame& f = r.frames.back();
+  if (f.closed || f.serial != serial_) return;
+  Goto(r, f, join_, nullptr, 0, Loc{});
+  f.block = join_;
+}
+
+bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
+  Recorder* rec = t_current;
+  if (rec == nullptr) return true;
+  Recorder::Impl& r = rec->impl();
+  if (r.frames.empty() || r.frames.back().muted) return true;
+  Frame& f = r.frames.back();
+  bool fresh;
+  SiteBlocks& b = r.BlocksOf(site, f.fn, &fresh);
+  if (fresh) {
+    for (size_t i = 0; i < vars.size(); ++i) b.arg_pos.push_back(r.NewPos(f.fn));
+  }
+  if (f.loops.empty() || f.loops.back() != &site) f.loops.push_back(&site);
+  Operand small[8];
+  std::vector<Operand> big;
+  Operand* ops = small;
+  if (vars.size() > 8) {
+    big.resize(vars.size());
+    ops = big.data();
+  }
+  uint32_t n = 0;
+  for (const LoopVar& v : vars) ops[n++] = Operand{*v.serial, *v.pos, *v.id, v.vk, v.bits};
+  NodeId jump = Goto(r, f, b.a, ops, n, loc);
+  f.block = b.a;
+  uint32_t k = 0;
+  for (const LoopVar& v : vars) {
+    uint32_t pos = k < b.arg_pos.size() ? b.arg_pos[k] : 0;
+    Key key{&site, f.fn, f.block, pos, k + 1, 0, Shape::kBlockArg, 0};
+    bool fr;
+    ClassEntry& e = r.ClassFor(
+        key,
+        [](Recorder::Impl&, const Key& kk, const void*) {
+          ClassSpec s;
+          s.kind = NodeKind::kArgument;
+          s.block = kk.block;
+          s.pos = kk.line;
+          s.aux = kk.col;
+          s.operands = {OperandSpec::Ref()};
+          return s;
+        },
+        nullptr, &fr);
+    NodeId id = r.w->AppendScalar(e.cls, v.vk, v.bits, &jump, 1);
+    *v.id = id;
+    *v.serial = f.serial;
+    *v.pos = pos;
+    ++k;
+  }
+  return true;
+}
+
+bool LoopTest(IfSite& site, Loc loc, const Bool& c) {
+  Recorder* rec = t_current;
+  if (rec == nullptr) return c.v;
+  Recorder::Impl& r = rec->impl();
+  if (r.frames.empty() || r.frames.back().muted) return c.v;
+  Frame& f = r.frames.back();
+  bool fresh;
+  SiteBlocks& b = r.BlocksOf(site, f.fn, &fresh);
+  bool go = Test(r, f, c, b.b, b.c, loc);
+  if (!go && !f.loops.empty() && f.loops.back() == &site) f.loops.pop_back();
+  return go;
+}
+
+}  // namespace detail
+
+}  // namespace irt::rec
