@@ -181,6 +181,17 @@ class ClassCache {
 struct SiteBlocks {
   uint32_t a = 0, b = 0, c = 0;
   std::vector<uint32_t> arg_pos;
+  // Classes of the site's nodes, once known: the jump into a loop header
+  // from the two blocks it is entered from (before the loop, end of the
+  // body), the block arguments, the two branches of the test.
+  uint32_t goto_from[2] = {0, 0};
+  ClassId goto_cls[2] = {0, 0};
+  std::vector<ClassId> arg_cls;
+  bool test_known = false;  // the test's facts are registered
+  bool test_cond_ref = false;
+  uint32_t test_block = 0, test_cond_pos = 0;
+  ClassId test_false_cls = 0, test_true_cls = 0;
+  bool test_false_known = false, test_true_known = false;
 };
 
 struct FnState {
@@ -244,6 +255,7 @@ struct Recorder::Impl {
 
   std::vector<Frame> frames;
   uint32_t next_serial = 1;
+  ClassId last_jump_cls = 0;  // the class Goto used last
   ClassCache cache;
   std::vector<FnState> fns;
   std::unordered_map<const detail::Function*, uint32_t> fn_index;
@@ -299,7 +311,18 @@ struct Recorder::Impl {
     w->RegisterControlFlow(f.name, std::move(flow));
   }
 
-  SiteBlocks& BlocksOf(const detail::IfSite& site, uint32_t fn, bool* fresh) {
+  SiteBlocks& BlocksOf(detail::IfSite& site, uint32_t fn, bool* fresh) {
+    if (site.generation == generation && site.fn == fn) {
+      *fresh = false;
+      return *static_cast<SiteBlocks*>(site.blocks);
+    }
+    SiteBlocks& b = BlocksOfSlow(site, fn, fresh);
+    site.generation = generation;
+    site.fn = fn;
+    site.blocks = &b;
+    return b;
+  }
+  SiteBlocks& BlocksOfSlow(const detail::IfSite& site, uint32_t fn, bool* fresh) {
     auto& per_fn = sites[&site];
     auto it = per_fn.find(fn);
     *fresh = it == per_fn.end();
@@ -1018,6 +1041,7 @@ NodeId Goto(Recorder::Impl& r, Frame& f, uint32_t target, const Operand* args, u
     e = &JumpClass(r, f, 1, target, -1, false, n, 0, args, loc);
   }
   ClassId c = e->cls;
+  r.last_jump_cls = c;
   BranchFact b;
   b.block = f.block;
   b.pos = 1;
@@ -1028,8 +1052,8 @@ NodeId Goto(Recorder::Impl& r, Frame& f, uint32_t target, const Operand* args, u
 
 // The two branches that end a block testing `c`: &1 to `if_false` unless
 // c, &2 to `if_true`. Records the one taken and returns c's value.
-bool Test(Recorder::Impl& r, Frame& f, const Bool& c, uint32_t if_true, uint32_t if_false,
-          const Loc& loc) {
+bool Test(Recorder::Impl& r, Frame& f, SiteBlocks& site, const Bool& c, uint32_t if_true,
+          uint32_t if_false, const Loc& loc) {
   Operand o = OperandOf(c);
   NodeId ref = kNoNode;
   uint32_t cond_pos = 0;
@@ -1042,26 +1066,43 @@ bool Test(Recorder::Impl& r, Frame& f, const Bool& c, uint32_t if_true, uint32_t
       ref = r.ImportAt(f, o, loc, &cond_pos);
     }
   }
-  BranchFact b1;
-  b1.block = f.block;
-  b1.pos = 1;
-  b1.target = if_false;
-  b1.conditional = true;
-  b1.condition = cond_pos;
-  b1.taken_when = false;
-  r.AddFact(f.fn, b1);
-  BranchFact b2;
-  b2.block = f.block;
-  b2.pos = 2;
-  b2.target = if_true;
-  r.AddFact(f.fn, b2);
+  // The site tests in one block of its function: what it learned there
+  // holds for every later run.
+  bool known = site.test_known && site.test_block == f.block && site.test_cond_pos == cond_pos &&
+               site.test_cond_ref == is_ref;
+  if (!known) {
+    BranchFact b1;
+    b1.block = f.block;
+    b1.pos = 1;
+    b1.target = if_false;
+    b1.conditional = true;
+    b1.condition = cond_pos;
+    b1.taken_when = false;
+    r.AddFact(f.fn, b1);
+    BranchFact b2;
+    b2.block = f.block;
+    b2.pos = 2;
+    b2.target = if_true;
+    r.AddFact(f.fn, b2);
+    site.test_known = true;
+    site.test_block = f.block;
+    site.test_cond_pos = cond_pos;
+    site.test_cond_ref = is_ref;
+    site.test_false_known = site.test_true_known = false;
+  }
   if (!c.v) {
-    ClassId cls = JumpClass(r, f, 1, if_false, is_ref ? 1 : 0, false, 0, 0, &o, loc).cls;
-    r.w->AppendScalar(cls, VKind::kNone, 0, &ref, is_ref ? 1 : 0);
+    if (!site.test_false_known) {
+      site.test_false_cls = JumpClass(r, f, 1, if_false, is_ref ? 1 : 0, false, 0, 0, &o, loc).cls;
+      site.test_false_known = is_ref;  // a literal condition's class holds its value
+    }
+    r.w->AppendScalar(site.test_false_cls, VKind::kNone, 0, &ref, is_ref ? 1 : 0);
     f.block = if_false;
   } else {
-    ClassId cls = JumpClass(r, f, 2, if_true, -1, false, 0, 0, nullptr, loc).cls;
-    r.w->AppendScalar(cls, VKind::kNone, 0, nullptr, 0);
+    if (!site.test_true_known) {
+      site.test_true_cls = JumpClass(r, f, 2, if_true, -1, false, 0, 0, nullptr, loc).cls;
+      site.test_true_known = true;
+    }
+    r.w->AppendScalar(site.test_true_cls, VKind::kNone, 0, nullptr, 0);
     f.block = if_true;
   }
   return c.v;
@@ -1083,7 +1124,7 @@ IfScope::IfScope(IfSite& site, const Bool& c, Loc loc) : site_(&site) {
   SiteBlocks& b = r.BlocksOf(site, f.fn, &fresh);
   join_ = b.c;
   serial_ = f.serial;
-  Test(r, f, c, b.a, b.b, loc);
+  Test(r, f, b, c, b.a, b.b, loc);
 }
 
 IfScope::~IfScope() {
@@ -1117,9 +1158,41 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
     ops = big.data();
   }
   uint32_t n = 0;
-  for (const LoopVar& v : vars) ops[n++] = Operand{*v.serial, *v.pos, *v.id, v.vk, v.bits};
-  NodeId jump = Goto(r, f, b.a, ops, n, loc);
+  bool all_local = true;
+  for (const LoopVar& v : vars) {
+    ops[n] = Operand{*v.serial, *v.pos, *v.id, v.vk, v.bits};
+    all_local = all_local && Recorder::Impl::Local(f, ops[n]);
+    ++n;
+  }
+  NodeId jump;
+  int slot = b.goto_from[0] == f.block ? 0 : b.goto_from[1] == f.block ? 1 : -1;
+  if (all_local && slot >= 0 && n <= 8) {
+    // The jump from this block with every argument a reference: known.
+    NodeId refs[8];
+    for (uint32_t i = 0; i < n; ++i) refs[i] = ops[i].id;
+    jump = r.w->AppendScalar(b.goto_cls[slot], VKind::kNone, 0, refs, n);
+  } else {
+    uint32_t from = f.block;
+    jump = Goto(r, f, b.a, ops, n, loc);
+    if (all_local) {
+      int s = b.goto_from[0] == 0 ? 0 : 1;
+      b.goto_from[s] = from;
+      b.goto_cls[s] = r.last_jump_cls;
+    }
+  }
   f.block = b.a;
+  if (b.arg_cls.size() == n) {
+    uint32_t k = 0;
+    for (const LoopVar& v : vars) {
+      NodeId id = r.w->AppendScalar(b.arg_cls[k], v.vk, v.bits, &jump, 1);
+      *v.id = id;
+      *v.serial = f.serial;
+      *v.pos = b.arg_pos[k];
+      ++k;
+    }
+    return true;
+  }
+  b.arg_cls.clear();
   uint32_t k = 0;
   for (const LoopVar& v : vars) {
     uint32_t pos = k < b.arg_pos.size() ? b.arg_pos[k] : 0;
@@ -1138,6 +1211,7 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
         },
         nullptr, &fr);
     NodeId id = r.w->AppendScalar(e.cls, v.vk, v.bits, &jump, 1);
+    b.arg_cls.push_back(e.cls);
     *v.id = id;
     *v.serial = f.serial;
     *v.pos = pos;
@@ -1154,7 +1228,7 @@ bool LoopTest(IfSite& site, Loc loc, const Bool& c) {
   Frame& f = r.frames.back();
   bool fresh;
   SiteBlocks& b = r.BlocksOf(site, f.fn, &fresh);
-  bool go = Test(r, f, c, b.b, b.c, loc);
+  bool go = Test(r, f, b, c, b.b, b.c, loc);
   if (!go && !f.loops.empty() && f.loops.back() == &site) f.loops.pop_back();
   return go;
 }

@@ -289,7 +289,8 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
             uint32_t* serial, uint32_t* pos, NodeId* id);
 
 template <class R, class... T>
-Active<R> Apply(Op op, const std::source_location& l, R result, const Active<T>&... args) {
+[[gnu::noinline]] Active<R> Apply(Op op, const std::source_location& l, R result,
+                                  const Active<T>&... args) {
   Active<R> out(result);
   if (t_current == nullptr) return out;
   Operand ops[] = {OperandOf(args)...};
@@ -317,9 +318,18 @@ struct At {
     const T a = x.a.v, b = y.v;                                                              \
     return detail::Apply<R>(detail::Op::CODE, x.l, static_cast<R>(EXPR), x.a, y);            \
   }                                                                                          \
-  inline Active<R> operator OP(detail::At<T> x, T b) {                                       \
-    const T a = x.a.v;                                                                       \
+  template <class U>                                                                         \
+  requires std::is_arithmetic_v<U>                                                           \
+  inline Active<R> operator OP(detail::At<T> x, U plain) {                                   \
+    const T a = x.a.v, b = static_cast<T>(plain);                                            \
     return detail::Apply<R>(detail::Op::CODE, x.l, static_cast<R>(EXPR), x.a, Active<T>(b)); \
+  }
+// == and != take the location from the right operand: with one overload
+// per type, `x == 0`, `0 == x` (rewritten) and `x == y` all resolve.
+#define IRT_REC_EQUALITY(T, OP, CODE, EXPR)                          \
+  inline Bool operator OP(const Active<T>& x, detail::At<T> y) {     \
+    const T a = x.v, b = y.a.v;                                      \
+    return detail::Apply<bool>(detail::Op::CODE, y.l, EXPR, x, y.a); \
   }
 #define IRT_REC_ARITH(T)                                                         \
   IRT_REC_BINARY(T, +, kAdd, T, a + b)                                           \
@@ -329,8 +339,8 @@ struct At {
   IRT_REC_BINARY(T, <=, kLe, bool, a <= b)                                       \
   IRT_REC_BINARY(T, >, kGt, bool, a > b)                                         \
   IRT_REC_BINARY(T, >=, kGe, bool, a >= b)                                       \
-  IRT_REC_BINARY(T, ==, kEq, bool, a == b)                                       \
-  IRT_REC_BINARY(T, !=, kNe, bool, a != b)                                       \
+  IRT_REC_EQUALITY(T, ==, kEq, a == b)                                           \
+  IRT_REC_EQUALITY(T, !=, kNe, a != b)                                           \
   inline Active<T> operator-(detail::At<T> x) {                                  \
     return detail::Apply<T>(detail::Op::kNeg, x.l, static_cast<T>(-x.a.v), x.a); \
   }
@@ -501,7 +511,10 @@ class IfScope {
 // A branch site: one static instance per IRT_IF or IRT_WHILE.
 class IfSite {
  public:
-  void* state = nullptr;  // the recorder's per-function blocks of this site
+  // The last recorder and function that used the site, and its blocks there.
+  uint64_t generation = 0;
+  uint32_t fn = 0;
+  void* blocks = nullptr;
 };
 
 // A loop variable of IRT_WHILE.
