@@ -3,6 +3,12 @@
 #
 #   ./test.sh [PHASE...]     all phases by default, in this order:
 #     release    Release build (build-release/), ctest: unit tests + golden cases
+#     install    tests/install/run.sh: installs the release build into a
+#                temporary prefix, builds tests/install/'s examples against
+#                it (CMake package, static and shared, and pkg-config) and
+#                checks them and the installed tools; as root with CI=true
+#                also builds, installs and removes the .deb files (needs the
+#                release build)
 #     sanitize   ASan+UBSan build (build-asan/, -DIRT_SANITIZE=ON), ctest again
 #     fuzz       clang libFuzzer build (build-fuzz/): replays every input in
 #                tests/fuzz/regressions/, then fuzzes the reader, checker and
@@ -26,7 +32,7 @@ root=$PWD
 
 jobs=${IRT_JOBS:-2}
 fuzz_seconds=${IRT_FUZZ_SECONDS:-60}
-all_phases=(release sanitize fuzz man)
+all_phases=(release install sanitize fuzz man)
 phases=("$@")
 ((${#phases[@]})) || phases=("${all_phases[@]}")
 for p in "${phases[@]}"; do
@@ -57,6 +63,10 @@ run_ctest() {  # DIR
 phase_release() {
   configure_build build-release -DCMAKE_BUILD_TYPE=Release
   run_ctest build-release
+}
+
+phase_install() {
+  "$root/tests/install/run.sh" "$root/build-release"
 }
 
 phase_sanitize() {

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# test.sh's install phase: irtrace as an outside project sees it.
+#
+#   tests/install/run.sh BUILD_DIR
+#
+# Installs BUILD_DIR (a built release tree) into a temporary prefix, builds
+# the example programs of tests/install/ against it through the CMake
+# package (static and shared library) and through pkg-config, and checks
+# what they print against what the installed tools say about the same
+# traces; then runs the installed tools themselves (irt-grad must find its
+# rules with no environment variable). As root with CI=true (a throwaway
+# machine) it also builds the .deb files with cpack, installs them with
+# apt-get, checks man, irt-grad and the examples under /usr, and removes them.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
+work=$build/install-test
+prefix=$work/prefix
+rm -rf "$work"
+mkdir -p "$work"
+export TMPDIR=$work
+unset IRT_RULES
+
+fail() {
+  echo "install: $*" >&2
+  exit 1
+}
+step() { printf -- '-- %s\n' "$*"; }
+
+# The example programs, each NAME built from NAME.cc by tests/install's
+# CMake project as NAME_static and NAME_shared, and checked by check_NAME
+# BINARY on every trace. A recording example (irtrace::record) is added
+# here, with its target in tests/install/CMakeLists.txt and its check below.
+examples=(reader)
+
+step "cmake --install into $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+for f in bin/irt-print bin/irt-grad lib/libirtrace.a lib/libirtrace.so include/irt/trace.h \
+  include/irt/irtrace_generated.h share/irtrace/irtrace.fbs share/irtrace/default.rules \
+  share/man/man1/irt-print.1 share/man/man7/irt-ops.7 \
+  share/bash-completion/completions/irt-print lib/cmake/irtrace/irtrace-config.cmake \
+  lib/pkgconfig/irtrace.pc; do
+  [[ -e $prefix/$f ]] || fail "cmake --install did not install $f"
+done
+# Every installed tool has its man page and its completion file.
+for tool in "$prefix"/bin/irt-*; do
+  name=$(basename "$tool")
+  [[ -e $prefix/share/man/man1/$name.1 ]] || fail "no man page installed for $name"
+  [[ -e $prefix/share/bash-completion/completions/$name ]] || fail "no completion for $name"
+  bash -c "source '$prefix/share/bash-completion/completions/$name' && complete -p $name" \
+    >/dev/null || fail "the completion file for $name does not complete it"
+done
+
+# Traces made by the installed irt-trace: nested calls and a loop.
+traces=("$work/geom.fb" "$work/h.fb")
+"$prefix/bin/irt-trace" --rand-values 0.9,0.7,0.1 -o "$work/geom.fb" \
+  "$root/testdata/ir/geom.ir" geom 1 0.5
+"$prefix/bin/irt-trace" -o "$work/h.fb" "$root/testdata/ir/h.ir" h 2.0 3
+
+# What the reader must print, from the installed tools: the result from
+# irt-print's first line, the counts from irt-check --json, the root body
+# from irt-print --levels 2 without its indentation.
+expected_reader() {  # TRACE
+  "$prefix/bin/irt-print" --levels 1 "$1" | sed -n '1s/.* → /result: /p'
+  "$prefix/bin/irt-check" --json "$1" |
+    jq -r '"nodes: \(.nodes)\ncalls: \(.calls)\nmax depth: \(.max_depth)"'
+  "$prefix/bin/irt-print" --levels 2 "$1" | tail -n +2 | sed 's/^  //'
+}
+check_reader() {  # BINARY
+  local t
+  for t in "${traces[@]}"; do
+    "$1" "$t" >"$work/out.txt" || fail "$1 $t failed"
+    expected_reader "$t" >"$work/expected.txt"
+    diff -u "$work/expected.txt" "$work/out.txt" || fail "$(basename "$1") on $(basename "$t")"
+  done
+}
+
+build_examples() {  # BUILD_DIR [CMAKE_ARGS...]: the CMake project, then each check
+  local dir=$1 ex variant
+  shift
+  cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.log" ||
+    { cat "$dir.log"; fail "configuring tests/install failed"; }
+  cmake --build "$dir" >>"$dir.log" || { cat "$dir.log"; fail "building tests/install failed"; }
+  for ex in "${examples[@]}"; do
+    for variant in static shared; do
+      "check_$ex" "$dir/${ex}_$variant"
+      step "$ex ($variant, find_package) ok"
+    done
+  done
+}
+
+build_pkg_config() {  # PKG_CONFIG_PATH OUTPUT [G++ ARGS...]: the reader with plain g++
+  local flags path=$1 out=$2
+  shift 2
+  flags=$(PKG_CONFIG_PATH=$path pkg-config --cflags --libs irtrace) || fail "pkg-config irtrace"
+  # shellcheck disable=SC2086  # flags are words
+  g++ -std=c++20 -o "$out" "$here/reader.cc" $flags "$@"
+  check_reader "$out"
+  step "reader (shared, pkg-config) ok"
+}
+
+step "examples against the prefix"
+build_examples "$work/examples" -DCMAKE_PREFIX_PATH="$prefix"
+build_pkg_config "$prefix/lib/pkgconfig" "$work/reader_pc" -Wl,-rpath,"$prefix/lib"
+[[ $(ldd "$work/reader_pc") == *" $prefix/lib/libirtrace.so"* ]] ||
+  fail "the pkg-config build does not use the installed libirtrace.so"
+
+step "installed tools"
+for t in "${traces[@]}"; do
+  "$prefix/bin/irt-check" "$t" >/dev/null || fail "irt-check $t"
+  "$prefix/bin/irt-print" "$t" >"$work/print.txt"
+  "$build/bin/irt-print" "$t" | diff -u - "$work/print.txt" || fail "installed irt-print differs"
+done
+# Rules from <prefix>/share/irtrace, with no environment and from elsewhere.
+(cd / && "$prefix/bin/irt-grad" -vv "$work/h.fb") >"$work/grad.txt" 2>"$work/grad.err" ||
+  { cat "$work/grad.err"; fail "installed irt-grad failed"; }
+grep -F "rules from $prefix/bin/../share/irtrace/default.rules" "$work/grad.err" >/dev/null ||
+  { cat "$work/grad.err"; fail "installed irt-grad did not use the installed rules"; }
+"$build/bin/irt-grad" "$work/h.fb" | diff -u - "$work/grad.txt" || fail "installed irt-grad differs"
+if command -v man >/dev/null; then
+  [[ $(man -M "$prefix/share/man" -w irt-print) == "$prefix/share/man/man1/irt-print.1" ]] ||
+    fail "man -M PREFIX/share/man does not find irt-print"
+fi
+
+if [[ $(id -u) != 0 || ${CI:-} != true ]]; then
+  step "the .deb check runs only as root with CI=true: skipped"
+  exit 0
+fi
+
+step "cpack -G DEB"
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/deb" >"$work/cpack.log" ||
+  { cat "$work/cpack.log"; fail "cpack failed"; }
+debs=("$work"/deb/irtrace_*.deb "$work"/deb/irtrace-dev_*.deb)
+for d in "${debs[@]}"; do
+  [[ -f $d ]] || fail "cpack made no $d"
+  dpkg-deb --field "$d" Package Version Architecture Depends
+done
+cleanup() { apt-get remove --purge -y irtrace irtrace-dev >/dev/null || true; }
+trap cleanup EXIT
+apt-get install -y "${debs[@]}"
+page=$(man -w irt-print) || fail "man -w irt-print finds nothing after installing the .deb"
+[[ $page == /usr/share/man/man1/irt-print.1* ]] || fail "man -w irt-print: $page"
+(cd / && /usr/bin/irt-grad -vv "$work/h.fb") >"$work/grad.txt" 2>"$work/grad.err" ||
+  { cat "$work/grad.err"; fail "/usr/bin/irt-grad failed"; }
+grep -F "rules from /usr/bin/../share/irtrace/default.rules" "$work/grad.err" >/dev/null ||
+  { cat "$work/grad.err"; fail "/usr/bin/irt-grad did not use /usr/share/irtrace"; }
+"$build/bin/irt-grad" "$work/h.fb" | diff -u - "$work/grad.txt" || fail "/usr/bin/irt-grad differs"
+step "examples against /usr"
+build_examples "$work/examples-usr"
+build_pkg_config "" "$work/reader_pc_usr"
+# /lib is /usr/lib on Debian 12.
+[[ $(ldd "$work/reader_pc_usr") =~ \ (/usr)?/lib/libirtrace\.so ]] ||
+  fail "the pkg-config build does not use /usr/lib/libirtrace.so"
+apt-get remove --purge -y irtrace irtrace-dev
+trap - EXIT
+[[ ! -e /usr/bin/irt-grad && ! -e /usr/lib/cmake/irtrace ]] || fail "apt-get remove left files"
+step ".deb ok"
