@@ -29,10 +29,10 @@ fail() {
 step() { printf -- '-- %s\n' "$*"; }
 
 # The example programs, each NAME built from NAME.cc by tests/install's
-# CMake project as NAME_static and NAME_shared, and checked by check_NAME
-# BINARY on every trace. A recording example (irtrace::record) is added
-# here, with its target in tests/install/CMakeLists.txt and its check below.
-examples=(reader)
+# CMake project as NAME_VARIANT for each of its variants, and checked by
+# check_NAME BINARY.
+examples=(reader recorder)
+declare -A variants=([reader]="static shared" [recorder]="static")
 
 step "cmake --install into $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
@@ -76,6 +76,32 @@ check_reader() {  # BINARY
   done
 }
 
+# The recorder records model(x, n, k) = k x^2 + (n - k) sin(x), with calls,
+# a loop and a branch; the installed tools check its trace, print it and
+# differentiate it: d/dx = 2 k x + (n - k) cos(x), computed here by python3.
+check_recorder() {  # BINARY
+  local t=$work/recorded.fb y
+  y=$("$1" 0.5 5 2 "$t") || fail "$1 failed"
+  "$prefix/bin/irt-check" "$t" >"$work/check.txt" || { cat "$work/check.txt"; fail "irt-check $t"; }
+  grep -qx "calls:     3" "$work/check.txt" || { cat "$work/check.txt"; fail "recorded calls"; }
+  "$prefix/bin/irt-print" --levels 1 "$t" | grep -qF "⟨model⟩(⟨0.5⟩, ⟨5⟩, ⟨2⟩, ()...) → $y::Float64" ||
+    fail "irt-print does not show the recorded result $y"
+  "$prefix/bin/irt-print" --levels 2 "$t" | grep -qF "goto §2 (⟨0⟩, ⟨0.0⟩)" ||
+    fail "irt-print does not show the loop's entry jump"
+  (cd / && "$prefix/bin/irt-grad" --json "$t") >"$work/grad.json" || fail "irt-grad $t"
+  python3 - "$y" "$work/grad.json" <<'PY' || fail "recorded value or gradient wrong"
+import json, math, sys
+x, n, k = 0.5, 5, 2
+y = float(sys.argv[1])
+d = json.load(open(sys.argv[2]))["derivatives"][0]["derivative"]
+want_y = k * x * x + (n - k) * math.sin(x)
+want_d = 2 * k * x + (n - k) * math.cos(x)
+ok = abs(y - want_y) <= 1e-12 * abs(want_y) and abs(d - want_d) <= 1e-12 * abs(want_d)
+print(f"recorder: y = {y!r} (analytic {want_y!r}), dy/dx = {d!r} (analytic {want_d!r})")
+sys.exit(0 if ok else 1)
+PY
+}
+
 build_examples() {  # BUILD_DIR [CMAKE_ARGS...]: the CMake project, then each check
   local dir=$1 ex variant
   shift
@@ -83,7 +109,7 @@ build_examples() {  # BUILD_DIR [CMAKE_ARGS...]: the CMake project, then each ch
     { cat "$dir.log"; fail "configuring tests/install failed"; }
   cmake --build "$dir" >>"$dir.log" || { cat "$dir.log"; fail "building tests/install failed"; }
   for ex in "${examples[@]}"; do
-    for variant in static shared; do
+    for variant in ${variants[$ex]}; do
       "check_$ex" "$dir/${ex}_$variant"
       step "$ex ($variant, find_package) ok"
     done
