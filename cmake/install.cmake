@@ -126,7 +126,7 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "graphviz")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME irtrace-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "irtrace (= ${PROJECT_VERSION}), libfmt-dev, libgraphviz-dev, libzstd-dev, pkg-config")
+    "irtrace (= ${PROJECT_VERSION}), libfmt-dev, libeigen3-dev, libgraphviz-dev, libzstd-dev, pkg-config")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "cmake, libflatbuffers-dev, flatbuffers-compiler")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "irtrace records what a dynamic program did as an extended Wengert list in one

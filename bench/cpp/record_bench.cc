@@ -103,6 +103,7 @@ int Main(int argc, char** argv) {
   }
   if (which.empty()) which = {"W1", "W2", "W3", "W4"};
   using namespace workloads;
+  using irt::rec::Tensor;
   for (const std::string& w : which) {
     std::string path = dir + "/" + w + ".fb";
     if (w == "W1") {
@@ -115,8 +116,25 @@ int Main(int argc, char** argv) {
           runs, path, [] { return RecursionPlain(kW3X, kW3D); },
           [](irt::rec::Recorder& rec) { return rec.Run(Recursion, kW3X, kW3D).value(); });
       Print("W3", r, 6.0 * kW3D);
+    } else if (w == "W2") {
+      std::vector<double> x = RosenData(kW2N);
+      Tensor xt({kW2N}, x);
+      Result r = Measure(
+          runs, path, [&] { return RosenPlain(x, kW2N); },
+          [&](irt::rec::Recorder& rec) { return rec.Run(Rosen, xt, kW2N).value(); });
+      Print("W2", r, 13.0 * (kW2N - 1));
+    } else if (w == "W4") {
+      MlpData d = MlpInputs();
+      const std::vector<Tensor>& t = d.t;
+      Result r = Measure(
+          runs, path, [&] { return MlpPlain(d); },
+          [&](irt::rec::Recorder& rec) {
+            return rec.Run(Mlp, t[0], t[1], t[2], t[3], t[4], t[5], t[6]).value();
+          });
+      Print("W4", r, 9.0);
     } else {
-      std::fprintf(stderr, "irt-record-bench: %s is not written yet\n", w.c_str());
+      std::fprintf(stderr, "irt-record-bench: no workload %s\n", w.c_str());
+      return 2;
     }
   }
   std::printf("traces in %s\n", dir.c_str());

@@ -5,9 +5,12 @@
 #include "irt/record.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 #include <utility>
+
+#include "irt/eval.h"
 
 namespace irt::rec {
 
@@ -78,10 +81,67 @@ std::string_view OpName(Op op) {
       return "randn";
     case Op::kConst:
       return "";
+    case Op::kMatmul:
+      return "matmul";
+    case Op::kSum:
+      return "sum";
+    case Op::kTranspose:
+      return "transpose";
+    case Op::kGetindex:
+      return "getindex";
+    case Op::kReshape:
+      return "reshape";
+    case Op::kMean:
+      return "mean";
+    case Op::kMaximum:
+      return "maximum";
   }
   return "?";
 }
+Value Evaluate(Op op, std::span<const Value> args) {
+  Result<Value> v = ApplyPrimitive(OpName(op), args);
+  if (!v.ok()) throw OpError(v.status().message());
+  return std::move(v).value();
+}
+
 }  // namespace detail
+
+// ---------------------------------------------------------------- Tensor
+
+Tensor::Tensor(Value v) : v_(std::move(v)) {
+  if (v_.kind() != VKind::kTensor) throw OpError("a Tensor needs a tensor value");
+}
+
+Tensor::Tensor(std::vector<int64_t> shape, const std::vector<double>& data) {
+  irt::Tensor t;
+  t.dtype = DType::kF64;
+  t.shape = std::move(shape);
+  Result<int64_t> n = CheckedNumel(t.shape);
+  if (!n.ok()) throw OpError(n.status().message());
+  if (static_cast<uint64_t>(*n) != data.size()) {
+    throw OpError("a tensor of " + std::to_string(*n) + " elements given " +
+                  std::to_string(data.size()) + " values");
+  }
+  t.data.resize(data.size() * sizeof(double));
+  if (!data.empty()) std::memcpy(t.data.data(), data.data(), t.data.size());
+  v_ = Value::MakeTensor(std::move(t));
+}
+
+Tensor Tensor::FromEigen(const Eigen::Ref<const Eigen::MatrixXd>& m) {
+  std::vector<double> d(static_cast<size_t>(m.size()));
+  Eigen::Map<Matrix>(d.data(), m.rows(), m.cols()) = m;
+  return Tensor({m.rows(), m.cols()}, d);
+}
+
+Eigen::Map<const Tensor::Matrix> Tensor::matrix() const {
+  const irt::Tensor& t = v_.tensor();
+  if (t.dtype != DType::kF64 || t.shape.empty() || t.shape.size() > 2) {
+    throw OpError("matrix(): a Float64 tensor of 1 or 2 dimensions is needed");
+  }
+  int64_t rows = t.shape.size() == 2 ? t.shape[0] : 1;
+  int64_t cols = t.shape.back();
+  return Eigen::Map<const Matrix>(t.f64(), rows, cols);
+}
 
 using detail::Loc;
 using detail::Op;
@@ -337,7 +397,15 @@ struct Recorder::Impl {
 
   // ---------------------------------------------------------------- operands
 
-  static Value ValueOf(VKind vk, uint64_t bits) { return Value::FromBits(vk, bits); }
+  // Appends a node whose value is the operand's (a scalar's bits or a
+  // tensor's value).
+  NodeId AppendValue(ClassId cls, const Operand& v, const NodeId* refs, uint32_t n) {
+    if (v.big != nullptr) return w->Append(cls, *v.big, std::span<const NodeId>(refs, n));
+    return w->AppendScalar(cls, v.vk, v.bits, refs, n);
+  }
+  static Value LiteralOf(const Operand& o) {
+    return o.big != nullptr ? *o.big : Value::FromBits(o.vk, o.bits);
+  }
 
   // A node of the current frame for an operand of another call (or a
   // varying plain number): a Constant node, once per value and frame.
@@ -366,7 +434,8 @@ struct Recorder::Impl {
           return s;
         },
         nullptr, &fresh);
-    NodeId id = w->AppendScalar(e.cls, o.vk, o.bits, nullptr, 0);
+    NodeId id = o.big != nullptr ? w->Append(e.cls, *o.big, {})
+                                 : w->AppendScalar(e.cls, o.vk, o.bits, nullptr, 0);
     if (o.id != kNoNode) f.imports.push_back({o.serial, o.id, id, e.pos});
     *pos = e.pos;
     return id;
@@ -386,7 +455,7 @@ struct Recorder::Impl {
       const Operand& o = ops[i];
       if (Local(f, o)) {
         refs[(*n_refs)++] = o.id;
-      } else if (o.id != kNoNode) {
+      } else if (o.id != kNoNode || o.big != nullptr) {
         uint32_t pos;
         refs[(*n_refs)++] = ImportAt(f, o, loc, &pos);
       } else {
@@ -495,7 +564,7 @@ namespace detail {
 // ---------------------------------------------------------- operations
 
 void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uint64_t bits,
-            uint32_t* serial, uint32_t* pos, NodeId* id) {
+            uint32_t* serial, uint32_t* pos, NodeId* id, const Value* big) {
   Recorder::Impl& r = t_current->impl();
   if (r.frames.empty()) return;
   Frame& f = r.frames.back();
@@ -577,7 +646,8 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
           &arg, &fresh);
     }
   }
-  NodeId node = r.w->AppendScalar(e->cls, vk, bits, refs, n_refs);
+  NodeId node = big != nullptr ? r.w->Append(e->cls, *big, std::span<const NodeId>(refs, n_refs))
+                               : r.w->AppendScalar(e->cls, vk, bits, refs, n_refs);
   *serial = f.serial;
   *pos = e->pos;
   *id = node;
@@ -630,7 +700,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     s.kind = NodeKind::kCall;
     s.op = fn.name;
     for (const Operand& o : ops)
-      s.operands.push_back(OperandSpec::Literal(Value::FromBits(o.vk, o.bits)));
+      s.operands.push_back(OperandSpec::Literal(Recorder::Impl::LiteralOf(o)));
     nf.marker = w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
   } else {
     Frame& caller = r.frames.back();
@@ -790,7 +860,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
           return s;
         },
         &p, &fresh);
-    NodeId id = w.AppendScalar(e.cls, a.op.vk, a.op.bits, &ref, has_ref ? 1 : 0);
+    NodeId id = r.AppendValue(e.cls, a.op, &ref, has_ref ? 1 : 0);
     if (a.rebind_id != nullptr) {
       *a.rebind_id = id;
       *a.rebind_serial = f.serial;
@@ -806,7 +876,6 @@ namespace {
 // Closes the innermost frame with a Return of `v` (or of nothing).
 void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* serial, uint32_t* pos,
                      NodeId* id) {
-  TraceWriter& w = *r.w;
   Operand o = v != nullptr ? *v : Operand{0, 0, kNoNode, VKind::kNothing, 0};
   NodeId ref = kNoNode;
   uint32_t n_refs = 0;
@@ -850,7 +919,7 @@ void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* se
   b.block = f.block;
   b.pos = 1;
   r.AddFact(f.fn, b);
-  NodeId ret = w.AppendScalar(e->cls, o.vk, o.bits, &ref, n_refs);
+  NodeId ret = r.AppendValue(e->cls, o, &ref, n_refs);
   f.closed = true;
   if (r.frames.size() >= 2) {
     *serial = r.frames[r.frames.size() - 2].serial;
@@ -876,8 +945,8 @@ void CallScope::DoReturn(const Operand* v, uint32_t* serial, uint32_t* pos, Node
     f.closed = true;
     if (!f.prim_top) return;
     Frame& caller = r.frames[frame_ - 1];
-    NodeId node = r.w->AppendScalar(f.prim_cls, v->vk, v->bits, f.call_refs.data(),
-                                    static_cast<uint32_t>(f.call_refs.size()));
+    NodeId node = r.AppendValue(f.prim_cls, *v, f.call_refs.data(),
+                                static_cast<uint32_t>(f.call_refs.size()));
     *serial = caller.serial;
     *pos = f.call_pos;
     *id = node;

@@ -33,6 +33,7 @@
 #ifndef IRT_RECORD_H_
 #define IRT_RECORD_H_
 
+#include <Eigen/Core>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -42,6 +43,8 @@
 #include <random>
 #include <set>
 #include <source_location>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -172,6 +175,13 @@ enum class Op : uint8_t {
   kRand,
   kRandn,
   kConst,
+  kMatmul,
+  kSum,
+  kTranspose,
+  kGetindex,
+  kReshape,
+  kMean,
+  kMaximum,
 };
 std::string_view OpName(Op op);
 
@@ -211,6 +221,7 @@ struct Operand {
   NodeId id;
   VKind vk;
   uint64_t bits;
+  const Value* big = nullptr;  // a tensor's value (never a class literal)
 };
 template <class T>
 Operand OperandOf(const Active<T>& a) {
@@ -286,7 +297,7 @@ namespace detail {
 // its SSA id through *out (serial, pos, id), or leaves *out plain when
 // nothing is recorded.
 void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uint64_t bits,
-            uint32_t* serial, uint32_t* pos, NodeId* id);
+            uint32_t* serial, uint32_t* pos, NodeId* id, const Value* big = nullptr);
 
 template <class R, class... T>
 [[gnu::noinline]] Active<R> Apply(Op op, const std::source_location& l, R result,
@@ -429,6 +440,144 @@ Real randn(G& gen, std::source_location l = std::source_location::current()) {
   return detail::Apply<double>(detail::Op::kRandn, l, std::normal_distribution<double>()(gen));
 }
 
+/// An error of an operation on active values (a shape mismatch, a bad
+/// index): thrown where the operation is written, so that the run fails
+/// like any C++ exception (Error nodes close the trace).
+class OpError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A dense, row-major tensor (Float64, Float32, Int64, Int32 or Bool) that
+/// records the operations applied to it. Its operations are the standard
+/// set's, evaluated by libtrace (irt/eval.h), so recorded values are the
+/// values irt-replay recomputes; Eigen views read its data.
+class Tensor {
+ public:
+  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Tensor() = default;
+  /// From a tensor Value (throws OpError for any other value).
+  explicit Tensor(Value v);
+  /// A Float64 tensor of `shape` holding `data` in row-major order.
+  Tensor(std::vector<int64_t> shape, const std::vector<double>& data);
+  /// A Float64 matrix (copied, row-major).
+  static Tensor FromEigen(const Eigen::Ref<const Eigen::MatrixXd>& m);
+
+  const Value& value() const { return v_; }
+  const irt::Tensor& data() const { return v_.tensor(); }
+  const std::vector<int64_t>& shape() const { return v_.tensor().shape; }
+  /// A Float64 tensor of 1 or 2 dimensions as an Eigen matrix (a vector as
+  /// one row), without copying.
+  Eigen::Map<const Matrix> matrix() const;
+  bool recorded() const { return id != kNoNode; }
+
+  uint32_t serial = 0;
+  uint32_t pos = 0;
+  NodeId id = kNoNode;
+
+ private:
+  Value v_;
+};
+
+namespace detail {
+inline Operand OperandOf(const Tensor& t) {
+  return {t.serial, t.pos, t.id, VKind::kTensor, 0, &t.value()};
+}
+inline Value ValueOf(const Tensor& t) { return t.value(); }
+template <class T>
+Value ValueOf(const Active<T>& a) {
+  return Value::FromBits(KindOf<T>(), BitsOf(a.v));
+}
+// Evaluates a standard operation with libtrace (throws OpError).
+Value Evaluate(Op op, std::span<const Value> args);
+// Records `op` on `args` giving the tensor or scalar `result`.
+template <class... A>
+Value ApplyValue(Op op, const std::source_location& l, Value result, uint32_t* serial,
+                 uint32_t* pos, NodeId* id, const A&... args) {
+  if (t_current == nullptr) return result;
+  Operand ops[] = {OperandOf(args)...};
+  const Value* big = result.kind() == VKind::kTensor || result.kind() == VKind::kTuple ||
+                             result.kind() == VKind::kString
+                         ? &result
+                         : nullptr;
+  Record(op, Loc::Of(l), ops, sizeof...(A), result.kind(), result.bits(), serial, pos, id, big);
+  return result;
+}
+template <class... A>
+Tensor TensorOp(Op op, const std::source_location& l, const A&... args) {
+  Value in[] = {ValueOf(args)...};
+  Tensor t(Evaluate(op, in));
+  ApplyValue(op, l, t.value(), &t.serial, &t.pos, &t.id, args...);
+  return t;
+}
+template <class... A>
+Real RealOp(Op op, const std::source_location& l, const A&... args) {
+  Value in[] = {ValueOf(args)...};
+  Value v = Evaluate(op, in);
+  if (v.kind() != VKind::kF64)
+    throw OpError(std::string(OpName(op)) + ": the result is not a Float64");
+  Real r(v.as_f64());
+  ApplyValue(op, l, v, &r.serial, &r.pos, &r.id, args...);
+  return r;
+}
+}  // namespace detail
+
+// Tensor operations (NumPy broadcasting for the elementwise ones; a Real
+// operand broadcasts as a scalar).
+#define IRT_REC_TENSOR_BINARY(OP, CODE)                                               \
+  inline Tensor operator OP(detail::At<double> x, const Tensor& y) {                  \
+    return detail::TensorOp(detail::Op::CODE, x.l, x.a, y);                           \
+  }                                                                                   \
+  inline Tensor operator OP(const Tensor& x, detail::At<double> y) {                  \
+    return detail::TensorOp(detail::Op::CODE, y.l, x, y.a);                           \
+  }                                                                                   \
+  inline Tensor operator OP(const Tensor& x, const Tensor& y) {                       \
+    return detail::TensorOp(detail::Op::CODE, std::source_location::current(), x, y); \
+  }
+IRT_REC_TENSOR_BINARY(+, kAdd)
+IRT_REC_TENSOR_BINARY(-, kSub)
+IRT_REC_TENSOR_BINARY(*, kMul)
+IRT_REC_TENSOR_BINARY(/, kDiv)
+#undef IRT_REC_TENSOR_BINARY
+
+#define IRT_REC_TENSOR_UNARY(NAME, CODE)                                                          \
+  inline Tensor NAME(const Tensor& x, std::source_location l = std::source_location::current()) { \
+    return detail::TensorOp(detail::Op::CODE, l, x);                                              \
+  }
+IRT_REC_TENSOR_UNARY(sin, kSin)
+IRT_REC_TENSOR_UNARY(cos, kCos)
+IRT_REC_TENSOR_UNARY(exp, kExp)
+IRT_REC_TENSOR_UNARY(log, kLog)
+IRT_REC_TENSOR_UNARY(sqrt, kSqrt)
+IRT_REC_TENSOR_UNARY(tanh, kTanh)
+IRT_REC_TENSOR_UNARY(abs, kAbs)
+IRT_REC_TENSOR_UNARY(transpose, kTranspose)
+#undef IRT_REC_TENSOR_UNARY
+
+/// Matrix product of two 2-D tensors (or a vector and a matrix).
+inline Tensor matmul(const Tensor& a, const Tensor& b,
+                     std::source_location l = std::source_location::current()) {
+  return detail::TensorOp(detail::Op::kMatmul, l, a, b);
+}
+/// The sum of all elements of a Float64 tensor.
+inline Real sum(const Tensor& x, std::source_location l = std::source_location::current()) {
+  return detail::RealOp(detail::Op::kSum, l, x);
+}
+/// The mean of all elements of a Float64 tensor.
+inline Real mean(const Tensor& x, std::source_location l = std::source_location::current()) {
+  return detail::RealOp(detail::Op::kMean, l, x);
+}
+/// Element i (1-based, row-major linear index) of a Float64 tensor.
+inline Real getindex(const Tensor& x, const Int& i,
+                     std::source_location l = std::source_location::current()) {
+  return detail::RealOp(detail::Op::kGetindex, l, x, i);
+}
+/// Element (i, j) (1-based) of a Float64 matrix.
+inline Real getindex(const Tensor& x, const Int& i, const Int& j,
+                     std::source_location l = std::source_location::current()) {
+  return detail::RealOp(detail::Op::kGetindex, l, x, i, j);
+}
+
 namespace detail {
 
 // One recorded function: its name and the control-flow facts seen so far.
@@ -446,6 +595,10 @@ struct ArgRef {
   NodeId* rebind_id;        // the parameter's id and serial, rebound to its
   uint32_t* rebind_serial;  // Argument node (null for a const parameter)
   uint32_t* rebind_pos;
+  ArgRef(Tensor& t)  // NOLINT
+      : op(OperandOf(t)), rebind_id(&t.id), rebind_serial(&t.serial), rebind_pos(&t.pos) {}
+  ArgRef(const Tensor& t)  // NOLINT
+      : op(OperandOf(t)), rebind_id(nullptr), rebind_serial(nullptr), rebind_pos(nullptr) {}
   template <class T>
   ArgRef(Active<T>& a)
       : op(OperandOf(a)),
@@ -474,6 +627,17 @@ class CallScope {
   template <class T>
   Active<T> Return(const Active<T>& v) {
     Active<T> out(v.v);
+    if (recorder_ != nullptr) {
+      Operand o = OperandOf(v);
+      DoReturn(&o, &out.serial, &out.pos, &out.id);
+    }
+    return out;
+  }
+  Tensor Return(const Tensor& v) {
+    Tensor out = v;
+    out.serial = 0;
+    out.pos = 0;
+    out.id = kNoNode;
     if (recorder_ != nullptr) {
       Operand o = OperandOf(v);
       DoReturn(&o, &out.serial, &out.pos, &out.id);
