@@ -1,0 +1,302 @@
+// The C++ recording front end (irt/record.h): what it records for the
+// cases the seed's programs do not cover (golden cases in
+// tests/golden/record): memory output, Float32, metadata hooks, values
+// from other calls, literals that change, tensors and their errors,
+// chunks, deep recursion, and operations outside any recording.
+#include "irt/record.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "irt/check.h"
+#include "irt/trace.h"
+#include "test_util.h"
+
+namespace irt::rec {
+namespace {
+
+using testing::TempPath;
+
+// Checks the trace of `r` with the one checker every tool uses; returns
+// the trace (over r's bytes, which must outlive it).
+Trace Checked(const Recorder& r, const std::string& name) {
+  std::string path = TempPath(name);
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(r.bytes().data(), static_cast<std::streamsize>(r.bytes().size()));
+  }
+  Result<CheckSummary> s = CheckTrace(path);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  auto t =
+      Trace::FromBytes(reinterpret_cast<const uint8_t*>(r.bytes().data()), r.bytes().size(), name);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+// The operations of a trace's primitives, sorted: C++ leaves the order in
+// which operands are evaluated to the compiler.
+std::vector<std::string> Ops(const Trace& t) {
+  std::vector<std::string> out;
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    if (n.ok() && n->kind() == NodeKind::kPrimitive) out.push_back(std::string(n->op()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Real32 Scale(Real32 x) {
+  IRT_FUNCTION(scale, x);
+  return IRT_RETURN(x * 2.5f + exp(x));
+}
+
+TEST(RecordTest, InMemoryFloat32) {
+  auto rec = Recorder::InMemory();
+  Real32 y = rec->Run(Scale, 0.5f);
+  ASSERT_TRUE(rec->Finish().ok());
+  EXPECT_EQ(y.value(), 0.5f * 2.5f + std::exp(0.5f));
+  Trace t = Checked(*rec, "f32.fb");
+  auto ret = t.node(t.size() - 1);
+  ASSERT_TRUE(ret.ok());
+  EXPECT_EQ(ret->kind(), NodeKind::kReturn);
+  EXPECT_EQ(ret->vkind(), VKind::kF32);
+  EXPECT_EQ(ret->value().as_f32(), y.value());
+  EXPECT_EQ(Ops(t), (std::vector<std::string>{"*", "+", "exp"}));
+}
+
+// A context that tags every multiplication with its source line.
+class LineTags : public Context {
+ public:
+  bool WantsNodes() const override { return true; }
+  void OnNode(const NodeInfo& node, TraceWriter& w) override {
+    if (node.op == "*") w.AddMeta("line", Value::I64(node.line));
+  }
+};
+
+TEST(RecordTest, OnNodeAttachesMetadata) {
+  LineTags ctx;
+  RecorderOptions opts;
+  opts.context = &ctx;
+  auto rec = Recorder::InMemory(opts);
+  rec->Run(Scale, 1.0f);
+  ASSERT_TRUE(rec->Finish().ok());
+  Trace t = Checked(*rec, "meta.fb");
+  int tagged = 0;
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    std::optional<Value> line = n->meta("line");
+    if (n->op() == "*") {
+      ASSERT_TRUE(line.has_value());
+      EXPECT_EQ(line->as_i64(), n->location().line);
+      EXPECT_GT(line->as_i64(), 0);
+      ++tagged;
+    } else {
+      EXPECT_FALSE(line.has_value());
+    }
+  }
+  EXPECT_EQ(tagged, 1);
+}
+
+// A value of the caller used inside a callee without being its argument
+// (a global here) becomes a Constant of the callee: references never leave
+// their call.
+Real g_offset;
+
+Real AddOffset(Real x) {
+  IRT_FUNCTION(add_offset, x);
+  return IRT_RETURN(x + g_offset);
+}
+
+Real Outer(Real x) {
+  IRT_FUNCTION(outer, x);
+  g_offset = sin(x);
+  Real a = AddOffset(x);
+  Real b = AddOffset(a);
+  return IRT_RETURN(a * b);
+}
+
+TEST(RecordTest, ValuesOfOtherCallsBecomeConstants) {
+  auto rec = Recorder::InMemory();
+  Real y = rec->Run(Outer, 0.25);
+  ASSERT_TRUE(rec->Finish().ok());
+  double s = std::sin(0.25);
+  EXPECT_EQ(y.value(), (0.25 + s) * (0.25 + s + s));
+  Trace t = Checked(*rec, "foreign.fb");
+  int constants = 0;
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    if (n->kind() == NodeKind::kConstant) {
+      EXPECT_EQ(n->value().as_f64(), s);
+      ++constants;
+    }
+  }
+  EXPECT_EQ(constants, 2);  // once in each call of add_offset
+}
+
+// A plain number that changes between runs of one statement cannot stay
+// a literal of its class: the statement's later runs reference Constants.
+Real Weighted(Real x, Int n) {
+  IRT_FUNCTION(weighted, x, n);
+  Real r = 0.0;
+  Int i = 0;
+  double w = 1.0;
+  while (IRT_WHILE(i < n, i, r)) {
+    r = r + x * w;
+    w = w * 0.5;
+    i = i + 1;
+  }
+  return IRT_RETURN(r);
+}
+
+TEST(RecordTest, ChangingLiteralsBecomeConstants) {
+  auto rec = Recorder::InMemory();
+  Real y = rec->Run(Weighted, 2.0, int64_t{4});
+  ASSERT_TRUE(rec->Finish().ok());
+  EXPECT_EQ(y.value(), 2.0 * (1 + 0.5 + 0.25 + 0.125));
+  Trace t = Checked(*rec, "varying.fb");
+  std::vector<double> weights;
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    if (n->op() != "*") continue;
+    // The weight: a literal operand, or the Constant it references.
+    for (size_t k = 0; k < n->num_operands(); ++k) {
+      Operand o = n->operand(k);
+      if (!o.is_ref) {
+        weights.push_back(o.literal.as_f64());
+      } else if (auto c = t.node(o.ref); c.ok() && c->kind() == NodeKind::kConstant) {
+        weights.push_back(c->value().as_f64());
+      }
+    }
+  }
+  EXPECT_EQ(weights, (std::vector<double>{1.0, 0.5, 0.25, 0.125}));
+}
+
+Real Loss(Tensor X, Tensor W) {
+  IRT_FUNCTION(loss, X, W);
+  Tensor h = tanh(matmul(X, W));
+  return IRT_RETURN(sum(h * h) + getindex(W, Int(2)));
+}
+
+TEST(RecordTest, TensorsRecordWhatLibtraceComputes) {
+  Tensor X({2, 3}, {1, 2, 3, 4, 5, 6});
+  Eigen::MatrixXd w(3, 2);
+  w << 0.1, -0.2, 0.3, 0.05, -0.1, 0.2;
+  Tensor W = Tensor::FromEigen(w);
+  EXPECT_EQ(W.matrix()(0, 1), -0.2);
+  auto rec = Recorder::InMemory();
+  Real y = rec->Run(Loss, X, W);
+  ASSERT_TRUE(rec->Finish().ok());
+  Eigen::MatrixXd h = (X.matrix() * w).array().tanh();
+  EXPECT_NEAR(y.value(), h.array().square().sum() + (-0.2), 1e-15);
+  Trace t = Checked(*rec, "tensor.fb");
+  EXPECT_EQ(Ops(t), (std::vector<std::string>{"*", "+", "getindex", "matmul", "sum", "tanh"}));
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    if (n->op() != "matmul") continue;
+    EXPECT_EQ(n->value().tensor().shape, (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(n->value().tensor().f64()[1], (X.matrix() * w)(0, 1));
+  }
+}
+
+Real BadShapes(Tensor X) {
+  IRT_FUNCTION(bad_shapes, X);
+  return IRT_RETURN(sum(matmul(X, X)));
+}
+
+TEST(RecordTest, AnOperationErrorFailsTheRunWithAValidTrace) {
+  Tensor X({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto rec = Recorder::InMemory();
+  EXPECT_THROW(rec->Run(BadShapes, X), OpError);
+  ASSERT_TRUE(rec->Finish().ok());
+  Trace t = Checked(*rec, "opfail.fb");
+  auto last = t.node(t.size() - 1);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->kind(), NodeKind::kError);
+  std::string status;
+  for (const MetaEntry& m : t.trace_meta()) {
+    if (m.key == "status") status = m.value.str();
+  }
+  EXPECT_EQ(status, "failed");
+}
+
+TEST(RecordTest, SmallChunksStayValid) {
+  RecorderOptions opts;
+  opts.writer.chunk_nodes = 5;
+  auto rec = Recorder::InMemory(opts);
+  Real y = rec->Run(Weighted, 1.5, int64_t{30});
+  ASSERT_TRUE(rec->Finish().ok());
+  Trace t = Checked(*rec, "chunks.fb");
+  EXPECT_GT(t.chunks().size(), 40u);
+  auto ret = t.node(t.size() - 1);
+  ASSERT_TRUE(ret.ok());
+  EXPECT_EQ(ret->value().as_f64(), y.value());
+}
+
+Int Depth(Int d) {
+  IRT_FUNCTION(depth, d);
+  if (IRT_IF(d == 0)) return IRT_RETURN(d);
+  return IRT_RETURN(Depth(d - 1) + 1);
+}
+
+// 10^4 nested calls (the recorder keeps its frames on the heap; the
+// program's own frames need a thread with room for them).
+TEST(RecordTest, DeepRecursion) {
+  struct Job {
+    std::string bytes;
+    int64_t result = -1;
+  } job;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t{256} << 20);
+  pthread_t th;
+  auto body = [](void* p) -> void* {
+    Job& j = *static_cast<Job*>(p);
+    auto rec = Recorder::InMemory();
+    j.result = rec->Run(Depth, int64_t{10000}).value();
+    if (rec->Finish().ok()) j.bytes = rec->bytes();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&th, &attr, body, &job), 0);
+  pthread_join(th, nullptr);
+  EXPECT_EQ(job.result, 10000);
+  ASSERT_FALSE(job.bytes.empty());
+  std::string path = TempPath("deep.fb");
+  std::ofstream(path, std::ios::binary) << job.bytes;
+  Result<CheckSummary> s = CheckTrace(path);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->max_depth, 10001u);
+  EXPECT_EQ(s->calls, 10001u);
+}
+
+TEST(RecordTest, NothingIsRecordedOutsideRun) {
+  Real x = 0.5;
+  Real y = sin(x) * 2.0;
+  EXPECT_EQ(y.value(), std::sin(0.5) * 2.0);
+  EXPECT_FALSE(y.recorded());
+  auto rec = Recorder::InMemory();
+  Status s = rec->Finish();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("nothing was recorded"), std::string::npos) << s.message();
+}
+
+TEST(RecordTest, AnUnwritableFileIsAnError) {
+  Recorder rec("/nonexistent-dir/t.fb");
+  rec.Run(Scale, 1.0f);
+  Status s = rec.Finish();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent-dir/t.fb"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace irt::rec
