@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""PyTorch (eager autograd, one thread) on the benchmark workloads W1-W4.
+
+    /usr/bin/python3 bench/peers/torch_peer.py W1|W2|W3|W4 [--size N] [--runs R]
+                                               [--whole] [--scalar] [--grad FILE.npy]
+
+W1, W2 and W4 use whole float64 tensors, as one writes them for PyTorch; W3
+runs op for op on 0-dim tensors (one graph node per scalar operation, one
+Python call per level, as the IR program does). --scalar runs W1 and W2 op
+for op on 0-dim tensors as well: about 7 us per node each way, W1 takes
+about 20 s and 1.5 GB, W2 at N = 10^6 about 9 GB. Each run builds the graph afresh:
+"record" is the forward pass with requires_grad, leaves included; "backward"
+is y.backward(). Prints one line of key=value pairs with the best (smallest)
+time of each phase over the runs, in ms; --grad writes the gradient with
+respect to all inputs (W4: W1, b1, W2, b2, W3, b3, flattened) as a 1-D .npy
+file. --whole does one run, for timing the whole process.
+"""
+import argparse
+import math
+import sys
+import time
+
+import numpy
+import torch
+
+torch.set_num_threads(1)
+F64 = torch.float64
+DEFAULT_SIZE = {"W1": 1000000, "W2": 1000000, "W3": 30000, "W4": 64}
+
+
+def powsum_vec(x, n):  # W1, vectorised over i
+    return (x ** torch.arange(n, dtype=F64)).sum()
+
+
+def powsum(x, n):  # W1: a while loop of x^i
+    total = 0.0
+    i = 0
+    while i < n:
+        total = total + x ** i
+        i += 1
+    return total
+
+
+def rosenbrock_scalar(x):  # W2 on a list of 0-dim tensors
+    total = 0.0
+    for i in range(len(x) - 1):
+        a = x[i + 1] - x[i] * x[i]
+        b = 1.0 - x[i]
+        total = total + 100.0 * (a * a) + b * b
+    return total
+
+
+def rosenbrock(x):  # W2, vectorised over i
+    a = x[1:] - x[:-1] * x[:-1]
+    b = 1.0 - x[:-1]
+    return (100.0 * (a * a) + b * b).sum()
+
+
+def recursion(x, d):  # W3: one Python call per level
+    if d == 0:
+        return torch.sin(x)
+    return recursion(1.0001 * x + 0.5 * torch.cos(x), d - 1) + x
+
+
+def mlp(x, w1, b1, w2, b2, w3, b3):  # W4
+    h1 = torch.tanh(x @ w1 + b1)
+    h2 = torch.tanh(h1 @ w2 + b2)
+    return (h2 @ w3 + b3).sum()
+
+
+def mlp_data():
+    x = torch.sin(0.001 * (torch.arange(64 * 512, dtype=F64) + 1)).reshape(64, 512)
+    params = []
+    for layer, (rows, cols) in enumerate([(512, 512), (512, 512), (512, 10)], start=1):
+        m = torch.arange(rows * cols, dtype=F64)
+        params.append((0.05 * torch.cos(0.37 * m + layer)).reshape(rows, cols))
+        params.append(0.01 * torch.sin(torch.arange(cols, dtype=F64) + layer))
+    return x, params
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workload", choices=sorted(DEFAULT_SIZE))
+    ap.add_argument("--size", type=int)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--whole", action="store_true")
+    ap.add_argument("--scalar", action="store_true", help="W1 and W2 on 0-dim tensors")
+    ap.add_argument("--grad")
+    args = ap.parse_args()
+    w = args.workload
+    n = args.size or DEFAULT_SIZE[w]
+    runs = 1 if args.whole else max(1, args.runs)
+    if w == "W1":
+        leaves = lambda: [torch.tensor(0.999999, dtype=F64, requires_grad=True)]
+        forward = lambda xs: (powsum if args.scalar else powsum_vec)(xs[0], n)
+    elif w == "W2" and args.scalar:
+        x0 = [0.5 + 0.001 * (i % 100) for i in range(n)]
+        leaves = lambda: [torch.tensor(v, dtype=F64, requires_grad=True) for v in x0]
+        forward = rosenbrock_scalar
+    elif w == "W2":
+        x0 = 0.5 + 0.001 * (torch.arange(n) % 100).to(F64)
+        leaves = lambda: [x0.clone().requires_grad_(True)]
+        forward = lambda xs: rosenbrock(xs[0])
+    elif w == "W3":
+        sys.setrecursionlimit(2 * n + 1000)
+        leaves = lambda: [torch.tensor(0.5, dtype=F64, requires_grad=True)]
+        forward = lambda xs: recursion(xs[0], n)
+    else:
+        x, params = mlp_data()
+        leaves = lambda: [p.clone().requires_grad_(True) for p in params]
+        forward = lambda xs: mlp(x, *xs)
+
+    record_ms = backward_ms = math.inf
+    for _ in range(runs):
+        xs = y = None  # free the previous run's graph before timing this one
+        t0 = time.perf_counter()
+        xs = leaves()
+        y = forward(xs)
+        t1 = time.perf_counter()
+        y.backward()
+        t2 = time.perf_counter()
+        record_ms = min(record_ms, (t1 - t0) * 1e3)
+        backward_ms = min(backward_ms, (t2 - t1) * 1e3)
+    grad = torch.cat([x.grad.reshape(-1) for x in xs])
+    form = "scalar" if w == "W3" or (args.scalar and w != "W4") else "tensor"
+    line = (f"peer=torch form={form} workload={w} size={n} runs={runs} value={float(y)!r} "
+            f"record_ms={record_ms:.4f} gradient_ms={backward_ms:.4f} torch={torch.__version__}")
+    if grad.numel() == 1:
+        line += f" derivative={float(grad[0])!r}"
+    print(line, flush=True)
+    if args.grad:
+        numpy.save(args.grad, grad.detach().numpy())
+
+
+if __name__ == "__main__":
+    main()
