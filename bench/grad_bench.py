@@ -1,24 +1,37 @@
 #!/usr/bin/env python3
-"""irt-grad on the workloads W1-W4 of perf-baselines.md: correctness and cost.
+"""irtrace against peer AD tools on the workloads W1-W4: correctness and cost.
 
-For each workload it writes the inputs (.npy for W2 and W4), traces the IR
-program with irt-trace, differentiates the trace with irt-grad (whole
-process: open, check, forward pass, sweep), and checks the value and the
-gradient checksums against the reference figures (relative 1e-10 for W1-W3,
-1e-9 for W4). Figures are printed one per line, as bench/run.py does:
+For each workload it writes the inputs (.npy for W2 and W4), records the
+workload as a trace with each irtrace producer (today irt-trace on
+bench/ir/), differentiates the trace with irt-grad (whole process: open,
+check, forward pass, sweep), and checks the value and the gradient checksums
+against the reference figures (relative 1e-10 for W1-W3, 1e-9 for W4).
+irtrace's own figures are printed one per line, as bench/run.py does:
 
     <workload> <figure> <value> <unit>
 
-Times are whole processes (wall time from start to reap, os.wait4), the
-median of --runs runs after one warm-up; peak memory is the child's maximum
-resident set; the in-process phases are irt-grad -v's (from the median run).
+Then it runs the peers (bench/peers/: ADOL-C, PyTorch) on the same workload,
+checks that their gradient agrees with irtrace's (relative 1e-9, in the
+maximum norm) and prints one comparison per line, irtrace's figure first and
+the ratio irtrace / peer (above 1: irtrace is slower or bigger):
+
+    W1 record       irtrace 139.0 ms  adolc 42.0 ms  ratio 3.31
+
+Times are the best of --runs (whole processes: wall time from start to reap,
+os.wait4, after one warm-up; in-process phases: each peer's best run, and
+irt-grad -v's phases from irtrace's best run); peak memory is the child's
+maximum resident set. The peer programs are built when missing (ADOL-C's
+with CMake in build-bench/peers/, or taken from the build with
+-DIRT_BENCH=ON); a peer whose packages are missing is skipped with a note.
 With --check only the verification lines are printed, deterministically
 (the golden test tests/golden/irt-grad/workloads.cmd runs that).
 
 Usage: bench/grad_bench.py [--bin build-release/bin] [--work DIR] [--runs N]
-                           [--only W1,W2,W3,W4] [--check]
+                           [--only W1,W2,W3,W4] [--peers adolc,torch|none]
+                           [--adolc-w4] [--quick] [--check]
 """
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -33,6 +46,10 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
+# Sizes (full, --quick): W1 n, W2 N, W3 depth, W4 batch.
+SIZES = {"W1": (1000000, 10000), "W2": (1000000, 10000), "W3": (30000, 300), "W4": (64, 64)}
+# Relative agreement required between irtrace's gradient and a peer's.
+PEER_TOLERANCE = 1e-9
 
 # perf-baselines.md, section 2.
 REFERENCE = {
@@ -71,10 +88,10 @@ def read_npy(path):
     return list(struct.unpack("<%dd" % n, data[start:start + 8 * n]))
 
 
-def run(cmd, stdout=subprocess.DEVNULL):
+def run(cmd, stdout=subprocess.DEVNULL, cwd=None):
     """Runs cmd: (seconds, peak RSS MiB, stderr)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=cwd)
     _, status, usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
@@ -85,11 +102,11 @@ def run(cmd, stdout=subprocess.DEVNULL):
     return dt, usage.ru_maxrss / 1024.0, err
 
 
-def timed(cmd, runs):
-    run(cmd)  # warm-up (page cache, first-touch)
-    results = sorted((run(cmd) for _ in range(runs)), key=lambda r: r[0])
-    mid = results[len(results) // 2]
-    return mid[0], max(r[1] for r in results), mid[2]
+def timed(cmd, runs, cwd=None):
+    """Best of runs after a warm-up: (seconds, peak RSS MiB, stderr of the best run)."""
+    run(cmd, cwd=cwd)  # warm-up (page cache, first-touch)
+    results = sorted((run(cmd, cwd=cwd) for _ in range(runs)), key=lambda r: r[0])
+    return results[0][0], max(r[1] for r in results), results[0][2]
 
 
 def cpu_ms(cmd, runs):
@@ -117,16 +134,16 @@ def emit(workload, figure, value, unit):
 
 def prepare(name, work, quick):
     """The IR program, function, arguments and --wrt for a workload."""
+    n = SIZES[name][1 if quick else 0]
     if name == "W1":
-        return HERE / "ir/w1_powsum.ir", "h", ["0.999999", "10000" if quick else "1000000"], None
+        return HERE / "ir/w1_powsum.ir", "h", ["0.999999", str(n)], None
     if name == "W2":
-        n = 10000 if quick else 1000000
         x = work / f"w2_x_{n}.npy"
         if not x.exists():
             write_npy(x, [n], [0.5 + 0.001 * (i % 100) for i in range(n)])
         return HERE / "ir/w2_rosenbrock.ir", "rosen", [f"@{x}", str(n)], None
     if name == "W3":
-        return HERE / "ir/w3_recursion.ir", "g", ["0.5", "300" if quick else "30000"], None
+        return HERE / "ir/w3_recursion.ir", "g", ["0.5", str(n)], None
     if name == "W4":
         names = []
         files = {"X": ([64, 512], [math.sin(0.001 * (b * 512 + k + 1)) for b in range(64) for k in range(512)])}
@@ -163,96 +180,303 @@ def verify(name, result, grads, quick):
     return [(f, v, e, abs(v - e) / abs(e)) for f, v, e in out]
 
 
+def max_relative_difference(files_a, files_b):
+    """max |a - b| / max |b| over the gradients in two lists of .npy files."""
+    a = [v for f in files_a for v in read_npy(f)]
+    b = [v for f in files_b for v in read_npy(f)]
+    if len(a) != len(b):
+        return math.inf
+    scale = max((abs(v) for v in b), default=0.0)
+    diff = max((abs(x - y) for x, y in zip(a, b)), default=0.0)
+    return diff / scale if scale else diff
+
+
+@dataclasses.dataclass
+class Context:
+    bin: pathlib.Path
+    work: pathlib.Path
+    runs: int
+    quick: bool
+    check: bool  # verification only: one run of everything, no timing
+
+
+@dataclasses.dataclass
+class Recorded:
+    """A workload recorded as an irtrace trace by one producer."""
+    trace: pathlib.Path
+    record_ms: float  # best of --runs
+    peak_mib: float
+    wrt: str | None = None  # irt-grad --wrt, None for every argument
+
+
+def record_ir(name, ctx):
+    """irt-trace on bench/ir/: the record time is the whole irt-trace process."""
+    ir, fn, fargs, wrt = prepare(name, ctx.work, ctx.quick)
+    trace = ctx.work / f"{name.lower()}.fb"
+    cmd = [str(ctx.bin / "irt-trace"), str(ir), fn, *fargs, "-o", str(trace)]
+    t, rss, _ = run(cmd) if ctx.check else timed(cmd, ctx.runs)
+    return Recorded(trace, t * 1e3, rss, wrt)
+
+
+# The programs that record a workload as a trace; everything after the
+# recording (irt-grad, the reference check, the peers) is the same for each,
+# and each gets its own row in the comparisons. Another producer is one more
+# entry: a function (workload, Context) -> Recorded that writes the trace
+# under ctx.work and reports its record time, e.g. for bench/cpp/:
+#
+#     def record_cpp(name, ctx):
+#         trace = ctx.work / f"{name.lower()}-cpp.fb"
+#         out = subprocess.run([ctx.bin / f"{name.lower()}-cpp", "-o", trace], check=True,
+#                              capture_output=True, text=True).stdout
+#         return Recorded(trace, float(re.search(r"record_ms=([\d.]+)", out).group(1)), 0.0)
+#
+#     PRODUCERS = [("irtrace", record_ir), ("irtrace-cpp", record_cpp)]
+PRODUCERS = [("irtrace", record_ir)]
+
+
+@dataclasses.dataclass
+class Differentiated:
+    """irt-grad on one producer's trace."""
+    record: Recorded
+    whole_ms: float  # irt-grad, whole process
+    phases_ms: float | None  # forward pass + sweep, in process (irt-grad -v)
+    grads: list  # the gradient .npy files, in argument order
+
+
+@dataclasses.dataclass
+class PeerRun:
+    record_ms: float  # in process, best of --runs
+    gradient_ms: float  # in process: ADOL-C gradient() (replay + reverse), torch backward()
+    whole_ms: float  # one record + one gradient, whole process
+    tape_bytes: int | None  # tape plus the values kept for the reverse sweep
+    grad: pathlib.Path
+    form: str
+
+
+def peer_fields(stdout):
+    return dict(kv.split("=", 1) for kv in stdout.split() if "=" in kv)
+
+
+def adolc_program(ctx, build_dir):
+    """The ADOL-C peer program, built if needed, or None with a note."""
+    built = ctx.bin / "irt-peer-adolc"  # configured with -DIRT_BENCH=ON
+    if built.exists():
+        return built
+    p = subprocess.run(["cmake", "-S", str(HERE / "peers"), "-B", str(build_dir), "-G", "Ninja",
+                        "-DCMAKE_BUILD_TYPE=Release"], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"# adolc: skipped, ADOL-C not found (apt-get install libadolc-dev); "
+              f"cmake -S bench/peers -B {build_dir} says why", flush=True)
+        return None
+    p = subprocess.run(["cmake", "--build", str(build_dir)], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"# adolc: skipped, bench/peers does not build:\n{p.stdout[-2000:]}", flush=True)
+        return None
+    return build_dir / "bin" / "irt-peer-adolc"
+
+
+def run_peer(peer, cmd, name, ctx, cwd=None):
+    size = SIZES[name][1 if ctx.quick else 0]
+    grad = ctx.work / f"{name.lower()}_{peer}_grad.npy"
+    args = [*cmd, name, "--size", str(size)]
+    p = subprocess.run([*args, "--runs", str(ctx.runs), "--grad", str(grad)], cwd=cwd,
+                       check=True, capture_output=True, text=True)
+    f = peer_fields(p.stdout)
+    whole, _, _ = timed([*args, "--whole"], ctx.runs, cwd=cwd)
+    tape = int(f["tape_bytes"]) + int(f["value_bytes"]) if "tape_bytes" in f else None
+    return PeerRun(float(f["record_ms"]), float(f["gradient_ms"]), whole * 1e3, tape, grad,
+                   f.get("form", "scalar"))
+
+
+def number(value, unit):
+    if unit == "B":
+        return f"{value:.0f} B"
+    return f"{value:.1f} {unit}" if value >= 10 else f"{value:.3g} {unit}"
+
+
+def compare(name, measure, label, mine, peer, theirs, unit="ms"):
+    print(f"{name} {measure:<13} {label} {number(mine, unit)}  {peer} {number(theirs, unit)}  "
+          f"ratio {mine / theirs:.3g}", flush=True)
+
+
+def differentiate(name, label, rec, ctx):
+    """Runs irt-grad on a recorded trace, prints irtrace's figures and checks the
+    value and gradient against the reference: (Differentiated, failed count)."""
+    fig = (lambda f: f) if label == "irtrace" else (lambda f: f"{label}_{f}")
+    bin_dir, work = ctx.bin, ctx.work
+    prefix = str(work / f"{name.lower()}_{label}_grad@")
+    grad_cmd = [str(bin_dir / "irt-grad"), "-v", "--json", "--max-elements", "1",
+                "--npy", prefix, str(rec.trace)]
+    if rec.wrt:
+        grad_cmd[1:1] = ["--wrt", rec.wrt]
+    whole_ms = phases_ms = None
+    check = ctx.check
+    if check:
+        run(grad_cmd)
+    else:
+        nodes = int(re.search(r'"nodes":(\d+)', subprocess.run(
+            [str(bin_dir / "irt-check"), "--json", str(rec.trace)], check=True,
+            capture_output=True, text=True).stdout).group(1))
+        size = rec.trace.stat().st_size
+        emit(name, fig("nodes"), nodes, "nodes")
+        emit(name, fig("trace_time"), rec.record_ms, "ms")
+        emit(name, fig("trace_peak"), rec.peak_mib, "MiB")
+        emit(name, fig("trace_bytes"), size, "B")
+        emit(name, fig("trace_bytes_per_node"), size / nodes, "B")
+        t, rss, err = timed(grad_cmd, ctx.runs)
+        whole_ms = t * 1e3
+        emit(name, fig("grad_time"), whole_ms, "ms")
+        emit(name, fig("grad_peak"), rss, "MiB")
+        m = re.search(r"(\d+) active, (\d+) rule applications; open ([\d.]+) ms, forward pass "
+                      r"([\d.]+) ms, sweep ([\d.]+) ms, write [\d.]+ ms; peak memory ([\d.]+)",
+                      err)
+        if m:
+            phases_ms = float(m.group(4)) + float(m.group(5))
+            emit(name, fig("active_nodes"), int(m.group(1)), "nodes")
+            emit(name, fig("grad_open"), float(m.group(3)), "ms")
+            emit(name, fig("grad_forward_pass"), float(m.group(4)), "ms")
+            emit(name, fig("grad_sweep"), float(m.group(5)), "ms")
+            emit(name, fig("grad_peak_self"), float(m.group(6)), "MiB")
+        cpu = cpu_ms(grad_cmd, ctx.runs)
+        if cpu is not None:
+            emit(name, fig("grad_cpu"), cpu, "ms")
+    out = json.loads(subprocess.run(grad_cmd, check=True, capture_output=True, text=True).stdout)
+    result = out["value"]
+    positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
+    grads = [f"{prefix}{p}.npy" for p in positions]
+    failed = 0
+    if ctx.quick:
+        emit(name, fig("value"), result, "1")
+    else:
+        # Read the gradients in a child process (this one stays small, see main).
+        figures = json.loads(subprocess.run(
+            [sys.executable, __file__, "--verify", name, "--value", repr(result),
+             "--grads", ",".join(grads)], check=True, capture_output=True, text=True).stdout)
+        for figure, value, expected, rel in figures:
+            ok = rel <= TOLERANCE[name]
+            failed += 0 if ok else 1
+            if check:
+                print(f"{name} {figure}: {'ok' if ok else 'FAIL'} (relative error "
+                      f"{'below' if ok else 'above'} {TOLERANCE[name]:g})"
+                      + ("" if ok else f" {value!r} vs {expected!r}"))
+            else:
+                emit(name, fig(f"{figure}_rel_error"), rel, "1")
+    return Differentiated(rec, whole_ms, phases_ms, grads), failed
+
+
+def compare_peer(name, label, mine, peer, theirs):
+    """Prints whether the gradients agree and, if they do, the comparisons;
+    returns False when they disagree."""
+    rel = json.loads(subprocess.run(
+        [sys.executable, __file__, "--compare", ",".join(mine.grads), str(theirs.grad)],
+        check=True, capture_output=True, text=True).stdout)
+    agree = rel <= PEER_TOLERANCE
+    print(f"{name} gradient      {label} vs {peer}: max relative difference {rel:.2g} "
+          f"{'<=' if agree else '>'} {PEER_TOLERANCE:g}, "
+          f"{'agree' if agree else 'DISAGREE (no figures)'}", flush=True)
+    if not agree:
+        return False
+    compare(name, "record", label, mine.record.record_ms, peer, theirs.record_ms)
+    if mine.phases_ms is not None:
+        compare(name, "gradient", label, mine.phases_ms, peer, theirs.gradient_ms)
+    compare(name, "grad-whole", label, mine.whole_ms, peer, theirs.gradient_ms)
+    compare(name, "total-whole", label, mine.record.record_ms + mine.whole_ms, peer,
+            theirs.whole_ms)
+    if theirs.tape_bytes:
+        compare(name, "bytes", label, mine.record.trace.stat().st_size, peer, theirs.tape_bytes,
+                "B")
+    return True
+
+
+def build_irtrace(bin_dir):
+    """Brings irtrace's tools up to date when bin_dir is a CMake build's."""
+    build = bin_dir.parent
+    if (build / "CMakeCache.txt").exists():
+        subprocess.run(["cmake", "--build", str(build), "--target", "irt-trace", "irt-grad",
+                        "irt-check"], check=True, stdout=subprocess.DEVNULL)
+    missing = [t for t in ("irt-trace", "irt-grad", "irt-check") if not (bin_dir / t).exists()]
+    if missing:
+        sys.exit(f"grad_bench: {', '.join(missing)} not in {bin_dir}: build irtrace first (README)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=str(ROOT / "build-release" / "bin"))
     ap.add_argument("--work", default=str(ROOT / "build-bench" / "grad"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="W1,W2,W3,W4")
+    ap.add_argument("--peers", default="adolc,torch", help="peers to run, or 'none'")
+    ap.add_argument("--adolc-w4", action="store_true",
+                    help="run ADOL-C on W4 as well (scalar level: seconds and ~1 GB of tape)")
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="the interpreter python3-torch is installed for")
+    ap.add_argument("--peers-build", default=str(ROOT / "build-bench" / "peers"))
     ap.add_argument("--check", action="store_true", help="verification lines only")
     ap.add_argument("--quick", action="store_true", help="small sizes (no reference figures)")
     ap.add_argument("--inputs-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--verify", help=argparse.SUPPRESS)
     ap.add_argument("--value", type=float, help=argparse.SUPPRESS)
-    ap.add_argument("--positions", help=argparse.SUPPRESS)
+    ap.add_argument("--grads", help=argparse.SUPPRESS)
+    ap.add_argument("--compare", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.verify:
-        name = args.verify
-        prefix = str(pathlib.Path(args.work) / f"{name.lower()}_grad@")
-        grads = [read_npy(f"{prefix}{p}.npy") for p in args.positions.split(",")]
-        print(json.dumps(verify(name, args.value, grads, False)))
+        grads = [read_npy(f) for f in args.grads.split(",")]
+        print(json.dumps(verify(args.verify, args.value, grads, False)))
         return
-    bin_dir = pathlib.Path(args.bin)
-    work = pathlib.Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
+    if args.compare:
+        print(json.dumps(max_relative_difference(args.compare[0].split(","),
+                                                 args.compare[1].split(","))))
+        return
+    ctx = Context(pathlib.Path(args.bin), pathlib.Path(args.work), max(1, args.runs), args.quick,
+                  args.check)
+    ctx.work.mkdir(parents=True, exist_ok=True)
     if args.inputs_only:
         for name in args.only.split(","):
-            prepare(name, work, args.quick)
+            prepare(name, ctx.work, args.quick)
         return
+    peers = {}  # name -> (command, working directory, workloads)
+    if not args.check:
+        build_irtrace(ctx.bin)
+        wanted = [] if args.peers == "none" else args.peers.split(",")
+        if "adolc" in wanted:
+            program = adolc_program(ctx, pathlib.Path(args.peers_build))
+            if program:
+                tapes = ctx.work / "adolc-tapes"  # ADOL-C writes its tape files here
+                tapes.mkdir(exist_ok=True)
+                # W4 at scalar level is 52 M ADOL-C operations; its peer is PyTorch.
+                only = ("W1", "W2", "W3", "W4") if args.adolc_w4 else ("W1", "W2", "W3")
+                peers["adolc"] = ([str(program)], tapes, only)
+        if "torch" in wanted:
+            if subprocess.run([args.python, "-c", "import torch"], capture_output=True).returncode:
+                print(f"# torch: skipped, {args.python} cannot import torch "
+                      "(apt-get install python3-torch)", flush=True)
+            else:
+                peers["torch"] = ([args.python, str(HERE / "peers" / "torch_peer.py")], None,
+                                  ("W1", "W2", "W3", "W4"))
+        for peer in wanted:
+            if peer not in ("adolc", "torch"):
+                sys.exit(f"grad_bench: unknown peer '{peer}' (adolc, torch)")
     # The inputs are written by a child process, so that this one stays small:
     # a forked child's peak resident set counts the parent's pages until exec.
-    subprocess.run([sys.executable, __file__, "--inputs-only", "--work", str(work), "--only",
+    subprocess.run([sys.executable, __file__, "--inputs-only", "--work", str(ctx.work), "--only",
                     args.only] + (["--quick"] if args.quick else []), check=True)
-    failed = 0
+    failed = disagree = 0
     for name in args.only.split(","):
-        ir, fn, fargs, wrt = prepare(name, work, args.quick)
-        trace = work / f"{name.lower()}.fb"
-        trace_cmd = [str(bin_dir / "irt-trace"), str(ir), fn, *fargs, "-o", str(trace)]
-        prefix = str(work / f"{name.lower()}_grad@")
-        grad_cmd = [str(bin_dir / "irt-grad"), "-v", "--json", "--max-elements", "1",
-                    "--npy", prefix, str(trace)]
-        if wrt:
-            grad_cmd[1:1] = ["--wrt", wrt]
-        if args.check:
-            run(trace_cmd)
-            _, _, err = run(grad_cmd)
-        else:
-            t, rss, _ = timed(trace_cmd, args.runs)
-            nodes = int(re.search(r'"nodes":(\d+)', subprocess.run(
-                [str(bin_dir / "irt-check"), "--json", str(trace)], check=True,
-                capture_output=True, text=True).stdout).group(1))
-            emit(name, "nodes", nodes, "nodes")
-            emit(name, "trace_time", t * 1e3, "ms")
-            emit(name, "trace_peak", rss, "MiB")
-            emit(name, "trace_bytes", trace.stat().st_size, "B")
-            emit(name, "trace_bytes_per_node", trace.stat().st_size / nodes, "B")
-            t, rss, err = timed(grad_cmd, args.runs)
-            emit(name, "grad_time", t * 1e3, "ms")
-            emit(name, "grad_peak", rss, "MiB")
-            m = re.search(r"(\d+) active, (\d+) rule applications; open ([\d.]+) ms, forward pass "
-                          r"([\d.]+) ms, sweep ([\d.]+) ms, write [\d.]+ ms; peak memory ([\d.]+)",
-                          err)
-            if m:
-                emit(name, "active_nodes", int(m.group(1)), "nodes")
-                emit(name, "grad_open", float(m.group(3)), "ms")
-                emit(name, "grad_forward_pass", float(m.group(4)), "ms")
-                emit(name, "grad_sweep", float(m.group(5)), "ms")
-                emit(name, "grad_peak_self", float(m.group(6)), "MiB")
-            cpu = cpu_ms(grad_cmd, args.runs)
-            if cpu is not None:
-                emit(name, "grad_cpu", cpu, "ms")
-        out = json.loads(subprocess.run(grad_cmd, check=True, capture_output=True, text=True).stdout)
-        result = out["value"]
-        if args.quick:
-            emit(name, "value", result, "1")
-            continue
-        positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
-        # Read the gradients in a child process (this one stays small, see above).
-        figures = json.loads(subprocess.run(
-            [sys.executable, __file__, "--verify", name, "--work", str(work), "--value", repr(result),
-             "--positions", ",".join(map(str, positions))],
-            check=True, capture_output=True, text=True).stdout)
-        for figure, value, expected, rel in figures:
-            ok = rel <= TOLERANCE[name]
-            failed += 0 if ok else 1
-            if args.check:
-                print(f"{name} {figure}: {'ok' if ok else 'FAIL'} (relative error "
-                      f"{'below' if ok else 'above'} {TOLERANCE[name]:g})"
-                      + ("" if ok else f" {value!r} vs {expected!r}"))
-            else:
-                emit(name, f"{figure}_rel_error", rel, "1")
+        mine = []
+        for label, produce in PRODUCERS[:1] if args.check else PRODUCERS:
+            result, bad = differentiate(name, label, produce(name, ctx), ctx)
+            failed += bad
+            mine.append((label, result))
+        for peer, (cmd, cwd, workloads) in peers.items():
+            if name not in workloads:
+                continue
+            theirs = run_peer(peer, cmd, name, ctx, cwd)
+            for label, result in mine:
+                disagree += 0 if compare_peer(name, label, result, peer, theirs) else 1
     if failed:
         sys.exit(f"grad_bench: {failed} figures differ from the reference")
+    if disagree:
+        sys.exit(f"grad_bench: {disagree} peer gradients disagree with irtrace's")
 
 
 if __name__ == "__main__":
