@@ -265,8 +265,9 @@ def adolc_program(ctx, build_dir):
     p = subprocess.run(["cmake", "-S", str(HERE / "peers"), "-B", str(build_dir), "-G", "Ninja",
                         "-DCMAKE_BUILD_TYPE=Release"], capture_output=True, text=True)
     if p.returncode != 0:
-        print(f"# adolc: skipped, ADOL-C not found (apt-get install libadolc-dev); "
-              f"cmake -S bench/peers -B {build_dir} says why", flush=True)
+        print(f"# adolc: skipped, bench/peers does not configure (without ADOL-C: "
+              f"apt-get install libadolc-dev); cmake -S bench/peers -B {build_dir} says why",
+              flush=True)
         return None
     p = subprocess.run(["cmake", "--build", str(build_dir)], capture_output=True, text=True)
     if p.returncode != 0:
@@ -371,7 +372,9 @@ def compare_peer(name, label, mine, peer, theirs):
         [sys.executable, __file__, "--compare", ",".join(mine.grads), str(theirs.grad)],
         check=True, capture_output=True, text=True).stdout)
     agree = rel <= PEER_TOLERANCE
-    print(f"{name} gradient      {label} vs {peer}: max relative difference {rel:.2g} "
+    form = " (0-dim tensors)" if peer == "torch" and theirs.form == "scalar" else (
+        " (whole tensors)" if peer == "torch" else "")
+    print(f"{name} grad-check    {label} vs {peer}{form}: max relative difference {rel:.2g} "
           f"{'<=' if agree else '>'} {PEER_TOLERANCE:g}, "
           f"{'agree' if agree else 'DISAGREE (no figures)'}", flush=True)
     if not agree:
@@ -438,6 +441,9 @@ def main():
     if not args.check:
         build_irtrace(ctx.bin)
         wanted = [] if args.peers == "none" else args.peers.split(",")
+        for peer in wanted:
+            if peer not in ("adolc", "torch"):
+                sys.exit(f"grad_bench: unknown peer '{peer}' (adolc, torch)")
         if "adolc" in wanted:
             program = adolc_program(ctx, pathlib.Path(args.peers_build))
             if program:
@@ -447,15 +453,17 @@ def main():
                 only = ("W1", "W2", "W3", "W4") if args.adolc_w4 else ("W1", "W2", "W3")
                 peers["adolc"] = ([str(program)], tapes, only)
         if "torch" in wanted:
-            if subprocess.run([args.python, "-c", "import torch"], capture_output=True).returncode:
+            try:
+                importable = subprocess.run([args.python, "-c", "import torch"],
+                                            capture_output=True).returncode == 0
+            except OSError:
+                importable = False
+            if not importable:
                 print(f"# torch: skipped, {args.python} cannot import torch "
                       "(apt-get install python3-torch)", flush=True)
             else:
                 peers["torch"] = ([args.python, str(HERE / "peers" / "torch_peer.py")], None,
                                   ("W1", "W2", "W3", "W4"))
-        for peer in wanted:
-            if peer not in ("adolc", "torch"):
-                sys.exit(f"grad_bench: unknown peer '{peer}' (adolc, torch)")
     # The inputs are written by a child process, so that this one stays small:
     # a forked child's peak resident set counts the parent's pages until exec.
     subprocess.run([sys.executable, __file__, "--inputs-only", "--work", str(ctx.work), "--only",
