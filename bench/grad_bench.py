@@ -218,20 +218,29 @@ def record_ir(name, ctx):
     return Recorded(trace, t * 1e3, rss, wrt)
 
 
+def record_cpp(name, ctx):
+    """The C++ recording front end (bench/cpp/, irt-record-bench): the
+    workload written with irt/record.h, recorded in process; the record time
+    is the recording alone (best of --runs), writing the trace included."""
+    if ctx.quick:
+        return None  # irt-record-bench records the full sizes only
+    bench = ctx.bin.parent / "bench" / "irt-record-bench"
+    out_dir = ctx.work / "cpp"
+    out_dir.mkdir(exist_ok=True)
+    out = subprocess.run([str(bench), "--runs", str(ctx.runs), "--out", str(out_dir), name],
+                         check=True, capture_output=True, text=True).stdout
+    ms = float(re.search(rf"^{name} record +([\d.]+) ms", out, re.M).group(1))
+    wrt = "@3,@4,@5,@6,@7,@8" if name == "W4" else None
+    return Recorded(out_dir / f"{name}.fb", ms, 0.0, wrt)
+
+
 # The programs that record a workload as a trace; everything after the
 # recording (irt-grad, the reference check, the peers) is the same for each,
-# and each gets its own row in the comparisons. Another producer is one more
-# entry: a function (workload, Context) -> Recorded that writes the trace
-# under ctx.work and reports its record time, e.g. for bench/cpp/:
-#
-#     def record_cpp(name, ctx):
-#         trace = ctx.work / f"{name.lower()}-cpp.fb"
-#         out = subprocess.run([ctx.bin / f"{name.lower()}-cpp", "-o", trace], check=True,
-#                              capture_output=True, text=True).stdout
-#         return Recorded(trace, float(re.search(r"record_ms=([\d.]+)", out).group(1)), 0.0)
-#
-#     PRODUCERS = [("irtrace", record_ir), ("irtrace-cpp", record_cpp)]
-PRODUCERS = [("irtrace", record_ir)]
+# and each gets its own row in the comparisons: irt-trace on the IR of
+# bench/ir/, and the C++ front end on bench/cpp/. Another producer is one
+# more entry: a function (workload, Context) -> Recorded (or None to skip)
+# that writes the trace under ctx.work and reports its record time.
+PRODUCERS = [("irtrace", record_ir), ("irtrace-cpp", record_cpp)]
 
 
 @dataclasses.dataclass
@@ -396,7 +405,7 @@ def build_irtrace(bin_dir):
     build = bin_dir.parent
     if (build / "CMakeCache.txt").exists():
         subprocess.run(["cmake", "--build", str(build), "--target", "irt-trace", "irt-grad",
-                        "irt-check"], check=True, stdout=subprocess.DEVNULL)
+                        "irt-check", "irt-record-bench"], check=True, stdout=subprocess.DEVNULL)
     missing = [t for t in ("irt-trace", "irt-grad", "irt-check") if not (bin_dir / t).exists()]
     if missing:
         sys.exit(f"grad_bench: {', '.join(missing)} not in {bin_dir}: build irtrace first (README)")
@@ -472,7 +481,10 @@ def main():
     for name in args.only.split(","):
         mine = []
         for label, produce in PRODUCERS[:1] if args.check else PRODUCERS:
-            result, bad = differentiate(name, label, produce(name, ctx), ctx)
+            recorded = produce(name, ctx)
+            if recorded is None:
+                continue
+            result, bad = differentiate(name, label, recorded, ctx)
             failed += bad
             mine.append((label, result))
         for peer, (cmd, cwd, workloads) in peers.items():
