@@ -188,6 +188,15 @@ struct OperandVal {
   bool varied = false;
 };
 
+// Who gives an adjoint to AccumulateValue, spelled out only when it reports
+// an error: a node's name walks back over its call body, so building it for
+// every node would make the sweep quadratic in the body's length.
+struct Giver {
+  const char* text = nullptr;  // e.g. "a pass-through"; else the rule's
+  const Rule* rule = nullptr;  // "the rule for SIGNATURE"
+  NodeId node = kNoNode;       // with a rule: named before it
+};
+
 // A tensor adjoint being accumulated.
 struct TensorAdj {
   Tensor t;
@@ -282,7 +291,8 @@ class GradEngine {
   Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
   bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
   Status AccumulateScalar(NodeId target, double g);
-  Status AccumulateValue(NodeId target, const Value& g, const char* what);
+  Status AccumulateValue(NodeId target, const Value& g, const Giver& who);
+  std::string GiverText(const Giver& who);
   Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
                           const Value* vidx);
   Result<TensorAdj*> TensorAdjOf(NodeId target, uint64_t slot);

@@ -62,13 +62,19 @@ Status GradEngine::AccumulateScalar(NodeId target, double g) {
   return Status::Ok();
 }
 
-Status GradEngine::AccumulateValue(NodeId target, const Value& g, const char* what) {
+std::string GradEngine::GiverText(const Giver& who) {
+  if (who.rule == nullptr) return who.text != nullptr ? who.text : "a rule";
+  std::string rule = "the rule for " + who.rule->Signature();
+  return who.node == kNoNode ? rule : NodeName(who.node) + ": " + rule;
+}
+
+Status GradEngine::AccumulateValue(NodeId target, const Value& g, const Giver& who) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
   const ClassInfo& tk = Cls(tl);
   if (tk.f->vkind != VKind::kTensor) {
     if (!g.is_scalar() || g.kind() == VKind::kNone || g.kind() == VKind::kNothing) {
-      return InvalidArgument(std::string(what) + " gives a " + TypeName(g) +
+      return InvalidArgument(GiverText(who) + " gives a " + TypeName(g) +
                              " adjoint for the scalar " + NodeName(target));
     }
     adj_[s] += g.to_double();
@@ -77,11 +83,11 @@ Status GradEngine::AccumulateValue(NodeId target, const Value& g, const char* wh
   }
   IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
   if (g.kind() != VKind::kTensor || g.tensor().shape != a->t.shape) {
-    return InvalidArgument(std::string(what) + " gives a " + TypeName(g) + " " +
-                           (g.kind() == VKind::kTensor ? FormatValue(g, {.max_elements = 3}) : "") +
-                           " adjoint for " + NodeName(target) + ", a " +
-                           TypeName(Value::MakeTensor(Tensor::Zeros(a->t.dtype, {}))) +
-                           " tensor of another shape");
+    return InvalidArgument(
+        GiverText(who) + " gives a " + TypeName(g) +
+        (g.kind() == VKind::kTensor ? " " + FormatValue(g, {.max_elements = 3}) : "") +
+        " adjoint for " + NodeName(target) + ", a " +
+        TypeName(Value::MakeTensor(Tensor::Zeros(a->t.dtype, {}))) + " tensor of another shape");
   }
   const Tensor& gt = g.tensor();
   int64_t n = a->t.numel();
@@ -189,7 +195,7 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
     touched_.Set(ts);
     return Status::Ok();
   }
-  return AccumulateValue(target, Value::MakeTensor(it->second.t), "a pass-through");
+  return AccumulateValue(target, Value::MakeTensor(it->second.t), Giver{.text = "a pass-through"});
 }
 
 // The common case without allocation: a primitive with a scalar result whose
@@ -317,8 +323,8 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
       }
       Loc tl = Locate(o.target);
       if (Cls(tl).f->vkind == VKind::kTensor) {
-        IRT_RETURN_IF_ERROR(AccumulateValue(o.target, ScalarValue(g, false),
-                                            ("the rule for " + rule->Signature()).c_str()));
+        IRT_RETURN_IF_ERROR(
+            AccumulateValue(o.target, ScalarValue(g, false), Giver{.rule = rule, .node = src_id}));
       } else {
         IRT_RETURN_IF_ERROR(AccumulateScalar(o.target, g));
       }
@@ -354,8 +360,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
           AccumulateSparse(o.target, g.to_double(), nullptr, vidx.size(), vidx.data()));
       continue;
     }
-    std::string what = NodeName(src_id) + ": the rule for " + rule->Signature();
-    IRT_RETURN_IF_ERROR(AccumulateValue(o.target, g, what.c_str()));
+    IRT_RETURN_IF_ERROR(AccumulateValue(o.target, g, Giver{.rule = rule, .node = src_id}));
   }
   return Status::Ok();
 }
