@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""irt-grad on N tensor operations in one call body: time per N.
+
+The program is a loop whose every iteration applies two tensor operations
+to a small Float64 vector (y = sin(y) + x), so all 2 x iterations tensor
+nodes sit in the body of one call. Every node takes the value path of the
+sweep (its result is a tensor), so the time per node must not grow with
+the body's length: the figures show whether it does. Nothing is asserted
+(the machine is shared); read the `per_op` column across the sizes.
+
+Figures, one per line, as bench/run.py prints them:
+
+    tensor-body-<N> <figure> <value> <unit>
+
+Times are whole processes (wall time, start to reap), the median of --runs
+runs; `reverse_sweep` and `reverse_forward_pass` are irt-grad -v's
+in-process phases. Besides the reverse sweep, the forward mode, the two
+writers of irt-grad (--emit-trace, --annotate) and irt-replay's evaluation
+of the same body are timed (`--modes`).
+
+Usage: bench/tensor_body_bench.py [--bin build-release/bin] [--work DIR]
+                                  [--runs N] [--sizes 1000,10000,100000]
+                                  [--modes reverse,forward,emit,annotate,replay]
+"""
+import argparse
+import os
+import pathlib
+import re
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+# tbody(x, n): y = x; repeat n times: y = sin(y) + x; sum(y)
+PROGRAM = """\
+# N tensor operations in one call body (bench/tensor_body_bench.py).
+function tbody
+1: (%1, %2, %3)
+  br 2 (0, %2)
+2: (%4, %5)
+  %6 = %4 < %3
+  br 4 unless %6
+  br 3
+3:
+  %7 = Main.sin(%5)
+  %8 = %7 + %2
+  %9 = %4 + 1
+  br 2 (%9, %8)
+4:
+  %10 = Main.sum(%5)
+  return %10
+end
+"""
+
+
+def write_npy(path, values):
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d,), }" % len(values)
+    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%dd" % len(values), *values))
+
+
+def run(cmd):
+    """Runs cmd: (seconds, stderr)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, _ = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"tensor_body_bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
+    return dt, err
+
+
+def emit(workload, figure, value, unit):
+    if isinstance(value, float):
+        value = f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
+    print(f"{workload} {figure} {value} {unit}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=str(ROOT / "build-release" / "bin"))
+    ap.add_argument("--work", default=str(ROOT / "build-bench" / "tensor_body"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sizes", default="1000,10000,100000",
+                    help="numbers of tensor operations (two per iteration)")
+    ap.add_argument("--modes", default="reverse,forward,emit,annotate,replay",
+                    help="what to time: reverse (the sweep), forward (forward mode), emit "
+                         "(--emit-trace), annotate (--annotate), replay (irt-replay --set @2=[...])")
+    args = ap.parse_args()
+    bin_dir = pathlib.Path(args.bin)
+    work = pathlib.Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    ir = work / "tbody.ir"
+    ir.write_text(PROGRAM)
+    x = work / "x.npy"
+    write_npy(x, [0.1 * (i + 1) for i in range(8)])
+    for n in (int(s) for s in args.sizes.split(",")):
+        name = f"tensor-body-{n}"
+        trace = work / f"tbody_{n}.fb"
+        run([str(bin_dir / "irt-trace"), str(ir), "tbody", f"@{x}", str(n // 2), "-o", str(trace)])
+        out = work / "out.fb"
+        grad = [str(bin_dir / "irt-grad"), "-v", "--max-elements", "1"]
+        commands = {
+            "reverse": grad + ["--json", str(trace)],
+            "forward": grad + ["--json", "--mode", "forward", "--tangent", "@2=1.0", str(trace)],
+            "emit": grad + ["--emit-trace", "-o", str(out), str(trace)],
+            "annotate": grad + ["--annotate", "-o", str(out), str(trace)],
+            "replay": [str(bin_dir / "irt-replay"), "--set", "@2=[" + ", ".join(["0.25"] * 8) + "]", "-o", str(out),
+                       str(trace)],
+        }
+        for mode in args.modes.split(","):
+            results = sorted((run(commands[mode]) for _ in range(args.runs)), key=lambda r: r[0])
+            t, err = results[len(results) // 2]
+            emit(name, f"{mode}_time", t * 1e3, "ms")
+            emit(name, f"{mode}_per_op", t * 1e6 / n, "us")
+            m = re.search(r"forward pass ([\d.]+) ms, sweep ([\d.]+) ms", err)
+            if m and mode == "reverse":
+                emit(name, "reverse_forward_pass", float(m.group(1)), "ms")
+                emit(name, "reverse_sweep", float(m.group(2)), "ms")
+
+if __name__ == "__main__":
+    main()
