@@ -5,13 +5,33 @@
 // part of the trace it would need is read. Graph objects are created in
 // execution order and written once, at the end, through an I/O discipline
 // that writes to the Output.
+//
+// Nested clusters cost cgraph time and memory in proportion to their depth
+// for every node they hold (a node of a subgraph belongs to each enclosing
+// one, and agwrite visits each subgraph's nodes, its descendants' included)
+// and for each cluster (a subgraph's attribute dictionaries are views
+// chained through its ancestors'): a 1000-deep recursion drawn whole was
+// quadratic in its depth. So the main graph has no subgraphs: each cluster
+// is the one subgraph of a small graph of its own (the main graph's node
+// attributes and defaults), which agwrite writes when the cluster is
+// complete; the main graph's output takes the clusters, nested in execution
+// order and indented to their depth, where agwrite puts a graph's
+// subgraphs. For the edges the main graph holds a bare stand-in of each
+// node drawn in a cluster, of the same name and made at the same point (so
+// cgraph orders nodes and edges as one graph would); a stand-in that no edge
+// uses is removed before writing. The bytes are those of one graph holding
+// everything, but for the order of sibling clusters, which cgraph keeps by
+// the address of their names.
+
 #include "irt/dot.h"
 
 #include <cgraph.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "io/column_reader.h"
 #include "irt/graph.h"
@@ -27,13 +47,176 @@ namespace {
 char* C(const std::string& s) { return const_cast<char*>(s.c_str()); }
 char* C(const char* s) { return const_cast<char*>(s); }
 
-int PutStr(void* chan, const char* str) {
-  static_cast<Output*>(chan)->Write(std::string_view(str));
-  return 0;
-}
 int Flush(void*) { return 0; }
 int Read(void*, char*, int) { return 0; }
-Agiodisc_t kOutputIo = {Read, PutStr, Flush};
+
+// agwrite hands over its output a piece at a time: an indentation "\t", a
+// keyword, a name, a quoted string (which may hold line breaks of its own),
+// a separator; a piece that ends a line ends with "\n". The writers below
+// follow the structure of the output through these pieces.
+bool IsDefaults(std::string_view s) { return s == "graph" || s == "node" || s == "edge"; }
+
+// Lines of output, indented one level less than a cluster at depth 1;
+// `lines` are the offsets where lines start, to be indented further to the
+// cluster's depth.
+struct Text {
+  std::string text;
+  std::vector<size_t> lines;
+};
+
+// A cluster as agwrite writes it in a graph of its own: its header and
+// attributes ("subgraph cluster_N {", "graph [label=...];"), its nodes and
+// its closing brace, between which its nested clusters go.
+struct ClusterText {
+  Text head;
+  Text nodes;
+  Text tail;
+  std::vector<uint32_t> children;  // nested clusters, in execution order
+};
+
+// Takes the cluster subgraph's part of agwrite's output of a cluster's own
+// graph, leaving out that graph's header, attribute defaults and closing
+// brace.
+struct RenderChan {
+  ClusterText* out;
+  int phase = 0;  // 0: header, 1: defaults, 2: cluster header, 3: nodes, 4: tail, 5: done
+  bool line_start = false;
+  bool in_defaults = false;  // in a "graph/node/edge [...];" statement
+  size_t tabs = 0;           // indentation not yet taken
+
+  Text* Current() {
+    switch (phase) {
+      case 2:
+        return &out->head;
+      case 3:
+        return &out->nodes;
+      case 4:
+        return &out->tail;
+      default:
+        return nullptr;
+    }
+  }
+};
+
+int RenderPut(void* chan, const char* str) {
+  RenderChan& c = *static_cast<RenderChan*>(chan);
+  std::string_view s(str);
+  if (s.empty()) return 0;
+  if (s == "\t") {
+    ++c.tabs;
+    return 0;
+  }
+  if (c.phase == 0) {
+    if (s == "{\n") {
+      c.phase = 1;
+      c.line_start = true;
+    }
+    c.tabs = 0;
+    return 0;
+  }
+  bool start = c.line_start;
+  if (start && !c.in_defaults) {
+    if (IsDefaults(s)) {
+      c.in_defaults = true;
+    } else if (c.phase == 1) {
+      c.phase = 2;  // "subgraph cluster_N {"
+    } else if (c.phase == 2 || c.phase == 3) {
+      c.phase = s == "}\n" ? 4 : 3;
+    }
+  }
+  if (Text* t = c.Current()) {
+    if (start) t->lines.push_back(t->text.size());
+    t->text.append(c.tabs, '\t');
+    t->text += s;
+  }
+  c.tabs = 0;
+  c.line_start = s.back() == '\n';
+  if (c.in_defaults && s == "];\n") c.in_defaults = false;
+  if (c.phase == 4 && c.line_start) c.phase = 5;
+  return 0;
+}
+Agiodisc_t kRenderIo = {Read, RenderPut, Flush};
+
+// The main graph's output, with the clusters put in after its attribute
+// defaults, where agwrite writes a graph's subgraphs.
+struct SpliceChan {
+  Output* out;
+  const std::vector<ClusterText>* clusters;
+  const std::vector<uint32_t>* top;  // the clusters of the main graph's body
+  int phase = 0;                     // 0: header, 1: defaults, 2: body
+  bool line_start = false;
+  bool in_defaults = false;
+  size_t tabs = 0;
+  std::string indent;
+
+  void Indent(size_t n) {
+    if (n == 0) return;
+    if (indent.size() < n) indent.assign(n, '\t');
+    out->Write(std::string_view(indent.data(), n));
+  }
+  void Put(const Text& t, size_t depth) {
+    for (size_t i = 0; i < t.lines.size(); ++i) {
+      size_t end = i + 1 < t.lines.size() ? t.lines[i + 1] : t.text.size();
+      Indent(depth);
+      out->Write(std::string_view(t.text).substr(t.lines[i], end - t.lines[i]));
+    }
+  }
+  // The clusters, nested: each one's header, its nested clusters, its
+  // nodes, its closing brace (an explicit stack: they nest as deep as the
+  // calls drawn).
+  void PutClusters() {
+    struct Open {
+      uint32_t cluster;
+      size_t next;
+    };
+    std::vector<Open> stack;
+    for (uint32_t top_cluster : *top) {
+      stack.push_back({top_cluster, 0});
+      Put((*clusters)[top_cluster].head, 0);
+      while (!stack.empty()) {
+        Open& o = stack.back();
+        const ClusterText& c = (*clusters)[o.cluster];
+        size_t depth = stack.size() - 1;
+        if (o.next < c.children.size()) {
+          uint32_t child = c.children[o.next++];
+          Put((*clusters)[child].head, depth + 1);
+          stack.push_back({child, 0});
+          continue;
+        }
+        Put(c.nodes, depth);
+        Put(c.tail, depth);
+        stack.pop_back();
+      }
+    }
+  }
+};
+
+int SplicePut(void* chan, const char* str) {
+  SpliceChan& c = *static_cast<SpliceChan*>(chan);
+  std::string_view s(str);
+  if (s.empty()) return 0;
+  if (s == "\t") {
+    ++c.tabs;
+    return 0;
+  }
+  if (c.phase == 0 && s == "{\n") {
+    c.phase = 1;
+  } else if (c.phase == 1 && c.line_start && !c.in_defaults) {
+    if (IsDefaults(s)) {
+      c.in_defaults = true;
+    } else {
+      c.PutClusters();  // the first line of the body (or its closing brace)
+      c.phase = 2;
+    }
+  }
+  c.Indent(c.tabs);
+  c.tabs = 0;
+  c.out->Write(s);
+  c.line_start = s.back() == '\n';
+  if (c.in_defaults && s == "];\n") c.in_defaults = false;
+  return 0;
+}
+Agiodisc_t kSpliceIo = {Read, SplicePut, Flush};
 
 // Label text for DOT: backslashes doubled (DOT would read \l, \N... as
 // escapes), lines joined with "\n".
@@ -108,7 +291,9 @@ class DotBuilder {
     notation_.show_meta = false;
     disc_.mem = &AgMemDisc;
     disc_.id = &AgIdDisc;
-    disc_.io = &kOutputIo;
+    disc_.io = &kSpliceIo;
+    render_disc_ = disc_;
+    render_disc_.io = &kRenderIo;
   }
   ~DotBuilder() {
     if (g_ != nullptr) agclose(g_);
@@ -124,14 +309,7 @@ class DotBuilder {
     agattr(g_, AGRAPH, C("label"), C(""));
     agattr(g_, AGRAPH, C("style"), C(""));
     agattr(g_, AGRAPH, C("color"), C(""));
-    agattr(g_, AGNODE, C("shape"), C("box"));
-    agattr(g_, AGNODE, C("style"), C("rounded"));
-    agattr(g_, AGNODE, C("fontname"), C("monospace"));
-    agattr(g_, AGNODE, C("fontsize"), C("10"));
-    agattr(g_, AGNODE, C("label"), C("\\N"));
-    agattr(g_, AGNODE, C("fillcolor"), C(""));
-    agattr(g_, AGNODE, C("color"), C(""));
-    agattr(g_, AGNODE, C("penwidth"), C(""));
+    DeclareNodeAttributes(g_);
     agattr(g_, AGEDGE, C("style"), C(""));
     agattr(g_, AGEDGE, C("color"), C(""));
     agattr(g_, AGEDGE, C("penwidth"), C(""));
@@ -192,17 +370,75 @@ class DotBuilder {
   }
 
   Status Write(Output& out) {
-    if (agwrite(g_, &out) != 0) return Internal("cgraph: cannot write the graph");
+    // Stand-ins that no edge uses would be written as bare nodes.
+    for (Agnode_t* n : stand_ins_) {
+      if (agfstedge(g_, n) == nullptr) agdelnode(g_, n);
+    }
+    stand_ins_.clear();
+    SpliceChan chan{&out, &clusters_, &top_clusters_};
+    if (agwrite(g_, &chan) != 0) return Internal("cgraph: cannot write the graph");
     return Status::Ok();
   }
 
  private:
+  struct CloseGraph {
+    void operator()(Agraph_t* g) const { agclose(g); }
+  };
+  using GraphPtr = std::unique_ptr<Agraph_t, CloseGraph>;
+
   struct Frame {
     CallBody body;
     size_t next = 0;
-    uint32_t level = 1;  // the level of the call whose body this is
-    Agraph_t* graph = nullptr;
+    uint32_t level = 1;         // the level of the call whose body this is
+    Agraph_t* graph = nullptr;  // the main graph or the cluster's subgraph
+    GraphPtr own;               // a cluster's own graph, holding the subgraph
+    uint32_t cluster = kNoCluster;
   };
+  static constexpr uint32_t kNoCluster = ~uint32_t{0};
+
+  // A cluster's own graph: the main graph's node attributes, and its
+  // attributes that a cluster sets.
+  GraphPtr ClusterGraph() {
+    GraphPtr g(agopen(C("cluster"), Agdirected, &render_disc_));
+    if (!g) return g;
+    agattr(g.get(), AGRAPH, C("label"), C(""));
+    agattr(g.get(), AGRAPH, C("style"), C(""));
+    agattr(g.get(), AGRAPH, C("color"), C(""));
+    DeclareNodeAttributes(g.get());
+    return g;
+  }
+
+  static void DeclareNodeAttributes(Agraph_t* g) {
+    agattr(g, AGNODE, C("shape"), C("box"));
+    agattr(g, AGNODE, C("style"), C("rounded"));
+    agattr(g, AGNODE, C("fontname"), C("monospace"));
+    agattr(g, AGNODE, C("fontsize"), C("10"));
+    agattr(g, AGNODE, C("label"), C("\\N"));
+    agattr(g, AGNODE, C("fillcolor"), C(""));
+    agattr(g, AGNODE, C("color"), C(""));
+    agattr(g, AGNODE, C("penwidth"), C(""));
+  }
+
+  // Sets a node attribute, declared with `def` where it is new: in the
+  // node's graph and, for a node in a cluster's own graph, in the main graph
+  // (whose header lists the node attributes' defaults).
+  void Set(Agnode_t* n, const char* name, const char* value, const char* def) {
+    agsafeset(n, C(name), C(value), C(def));
+    if (agroot(n) != g_ && agattr(g_, AGNODE, C(name), nullptr) == nullptr) {
+      agattr(g_, AGNODE, C(name), C(def));
+    }
+  }
+
+  // A complete cluster's text, kept for the main graph's output; its own
+  // graph is closed.
+  Status Render(Frame& f) {
+    if (!f.own) return Status::Ok();
+    RenderChan chan{&clusters_[f.cluster]};
+    int rc = agwrite(f.own.get(), &chan);
+    f.own.reset();
+    if (rc != 0 || chan.phase != 5) return Internal("cgraph: cannot write a cluster");
+    return Status::Ok();
+  }
 
   Status Count(uint64_t n) {
     count_ += n;
@@ -224,10 +460,10 @@ class DotBuilder {
     bool sel = Selected(value_id);
     bool ctx = marker != kNoNode && opts_.highlight->IsContext(marker);
     if (sel || ctx) {
-      agsafeset(n, C("style"), C(sel ? "rounded,filled" : "rounded,dashed"), C(""));
-      if (sel) agsafeset(n, C("fillcolor"), C("#ffd27f"), C(""));
-      agsafeset(n, C("color"), C("#d62728"), C(""));
-      agsafeset(n, C("penwidth"), C("2"), C(""));
+      Set(n, "style", sel ? "rounded,filled" : "rounded,dashed", "");
+      if (sel) Set(n, "fillcolor", "#ffd27f", "");
+      Set(n, "color", "#d62728", "");
+      Set(n, "penwidth", "2", "");
     }
   }
 
@@ -318,38 +554,46 @@ class DotBuilder {
     return Status::Ok();
   }
 
-  // A node for child `pos` of `body` (a nested call drawn as one node).
+  // A node for child `pos` of `body` (a nested call drawn as one node), in
+  // `g`: the main graph, or a cluster's subgraph in its own graph (then the
+  // edges go to a stand-in of the same name in the main graph).
   Status AddNode(Agraph_t* g, const CallBody& body, size_t pos) {
     IRT_RETURN_IF_ERROR(Count(1));
     Child c = body[pos];
     IRT_ASSIGN_OR_RETURN(NodeView v, trace_.node(c.id));
     IRT_ASSIGN_OR_RETURN(std::string label, NodeLabel(trace_, body, pos, notation_, true));
     label += MetaLines(v);
-    Agnode_t* n = agnode(g, C("n" + std::to_string(c.id)), 1);
+    std::string name = "n" + std::to_string(c.id);
+    Agnode_t* e = agnode(g_, C(name), 1);  // where the edges go
+    Agnode_t* n = e;
+    if (g != g_) {
+      stand_ins_.push_back(e);
+      n = agnode(g, C(name), 1);
+    }
     NodeId value_id = c.id;
     if (c.is_call()) {
       value_id = c.end;
-      agsafeset(n, C("shape"), C("box3d"), C(""));
-      agsafeset(n, C("style"), C(""), C(""));
+      Set(n, "shape", "box3d", "");
+      Set(n, "style", "", "");
     } else if (v.kind() == NodeKind::kJump) {
-      agsafeset(n, C("shape"), C("cds"), C(""));
-      agsafeset(n, C("style"), C(""), C(""));
+      Set(n, "shape", "cds", "");
+      Set(n, "style", "", "");
     } else if (internal::IsCloser(v.kind())) {
-      agsafeset(n, C("peripheries"), C("2"), C("1"));
+      Set(n, "peripheries", "2", "1");
     } else if (v.kind() == NodeKind::kArgument) {
-      agsafeset(n, C("shape"), C("invhouse"), C(""));
-      agsafeset(n, C("style"), C(""), C(""));
+      Set(n, "shape", "invhouse", "");
+      Set(n, "style", "", "");
     }
-    agsafeset(n, C("label"), C(Escape(label)), C(""));
+    Set(n, "label", Escape(label).c_str(), "");
     Highlight(n, value_id, c.is_call() ? c.id : kNoNode);
-    nodes_[value_id] = n;
-    IRT_RETURN_IF_ERROR(RefEdges(v, n, value_id));
+    nodes_[value_id] = e;
+    IRT_RETURN_IF_ERROR(RefEdges(v, e, value_id));
     if ((v.kind() == NodeKind::kJump || v.kind() == NodeKind::kReturn) && v.location().pos > 1) {
-      NotTakenEdges(body, pos, v, n, value_id);
+      NotTakenEdges(body, pos, v, e, value_id);
     }
-    Arrived(n, value_id);
+    Arrived(e, value_id);
     if (v.kind() == NodeKind::kJump) {
-      pending_jump_ = n;
+      pending_jump_ = e;
       pending_jump_id_ = value_id;
     }
     return Status::Ok();
@@ -397,13 +641,16 @@ class DotBuilder {
     pending_cluster_.clear();
   }
 
-  Status Expand(Agraph_t* g, const Child& call, uint32_t level, std::vector<Frame>& stack) {
+  // Pushes the body of `call`, drawn in `g`: the main graph, or the subgraph
+  // of `cluster` in its own graph `own`.
+  Status Expand(Agraph_t* g, const Child& call, uint32_t level, std::vector<Frame>& stack,
+                GraphPtr own = nullptr, uint32_t cluster = kNoCluster) {
     uint64_t limit =
         opts_.max_nodes == 0 ? ~0ull : opts_.max_nodes - std::min(count_, opts_.max_nodes);
     IRT_ASSIGN_OR_RETURN(uint64_t n, CountChildren(trace_, call, limit));
     if (opts_.max_nodes != 0 && n > limit) return TooBig();
     IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace_, call));
-    stack.push_back({std::move(body), 0, level, g});
+    stack.push_back({std::move(body), 0, level, g, std::move(own), cluster});
     return Status::Ok();
   }
 
@@ -413,6 +660,7 @@ class DotBuilder {
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (f.next >= f.body.size()) {
+        IRT_RETURN_IF_ERROR(Render(f));
         stack.pop_back();
         pending_jump_ = nullptr;
         pending_cluster_.clear();
@@ -431,14 +679,19 @@ class DotBuilder {
       IRT_ASSIGN_OR_RETURN(std::string line, NodeLabel(trace_, f.body, pos, notation_, false));
       IRT_ASSIGN_OR_RETURN(NodeView mv, trace_.node(c.id));
       std::string name = "cluster_" + std::to_string(c.id);
-      Agraph_t* sub = agsubg(f.graph, C(name), 1);
+      GraphPtr own = ClusterGraph();
+      Agraph_t* sub = own ? agsubg(own.get(), C(name), 1) : nullptr;
+      if (sub == nullptr) return Internal("cgraph: cannot create a cluster");
+      uint32_t cluster = static_cast<uint32_t>(clusters_.size());
+      (f.cluster == kNoCluster ? top_clusters_ : clusters_[f.cluster].children).push_back(cluster);
+      clusters_.emplace_back();
       agsafeset(sub, C("label"), C(Escape(line + MetaLines(mv))), C(""));
       agsafeset(sub, C("style"), C("rounded"), C(""));
       if (opts_.highlight && opts_.highlight->IsContext(c.id)) {
         agsafeset(sub, C("color"), C("#d62728"), C(""));
       }
       if (pending_jump_ != nullptr && pending_cluster_.empty()) pending_cluster_ = name;
-      IRT_RETURN_IF_ERROR(Expand(sub, c, child_level, stack));
+      IRT_RETURN_IF_ERROR(Expand(sub, c, child_level, stack, std::move(own), cluster));
     }
     return Status::Ok();
   }
@@ -449,7 +702,11 @@ class DotBuilder {
   FormatOptions fo_;
   internal::NotationOptions notation_;
   Agdisc_t disc_{};
+  Agdisc_t render_disc_{};
   Agraph_t* g_ = nullptr;
+  std::vector<Agnode_t*> stand_ins_;    // in the main graph
+  std::vector<ClusterText> clusters_;   // in the order they are made
+  std::vector<uint32_t> top_clusters_;  // the clusters in the main graph's body
   uint64_t count_ = 0;
   bool too_big_ = false;
   std::unordered_map<NodeId, Agnode_t*> nodes_;
