@@ -227,7 +227,8 @@ def record_cpp(name, ctx):
     bench = ctx.bin.parent / "bench" / "irt-record-bench"
     out_dir = ctx.work / "cpp"
     out_dir.mkdir(exist_ok=True)
-    out = subprocess.run([str(bench), "--runs", str(ctx.runs), "--out", str(out_dir), name],
+    runs = 1 if ctx.check else ctx.runs
+    out = subprocess.run([str(bench), "--runs", str(runs), "--out", str(out_dir), name],
                          check=True, capture_output=True, text=True).stdout
     ms = float(re.search(rf"^{name} record +([\d.]+) ms", out, re.M).group(1))
     wrt = "@3,@4,@5,@6,@7,@8" if name == "W4" else None
@@ -366,7 +367,8 @@ def differentiate(name, label, rec, ctx):
             ok = rel <= TOLERANCE[name]
             failed += 0 if ok else 1
             if check:
-                print(f"{name} {figure}: {'ok' if ok else 'FAIL'} (relative error "
+                who = "" if label == "irtrace" else f"{label} "
+                print(f"{name} {who}{figure}: {'ok' if ok else 'FAIL'} (relative error "
                       f"{'below' if ok else 'above'} {TOLERANCE[name]:g})"
                       + ("" if ok else f" {value!r} vs {expected!r}"))
             else:
@@ -480,7 +482,7 @@ def main():
     failed = disagree = 0
     for name in args.only.split(","):
         mine = []
-        for label, produce in PRODUCERS[:1] if args.check else PRODUCERS:
+        for label, produce in PRODUCERS:
             recorded = produce(name, ctx)
             if recorded is None:
                 continue

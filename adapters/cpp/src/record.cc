@@ -315,6 +315,24 @@ struct Recorder::Impl {
 
   std::vector<Frame> frames;
   uint32_t next_serial = 1;
+  // A direct-mapped cache in front of `cache` for the operations whose
+  // operands are all references (most of them), by source position.
+  struct Slot {
+    const char* file = nullptr;
+    uint32_t line = 0, col = 0, fn = 0, block = 0;
+    uint8_t op = 0;
+    uint8_t mask = 0;  // which operands are literals of the class
+    uint32_t n = 0;
+    ClassId cls = 0;
+    uint32_t pos = 0;
+    uint64_t lit[2] = {0, 0};  // their bits (of operands 0 and 1)
+    VKind lit_vk[2] = {VKind::kNone, VKind::kNone};
+  };
+  std::vector<Slot> slots = std::vector<Slot>(4096);
+  Slot& SlotFor(const Loc& loc, uint32_t block) {
+    uint32_t h = (loc.line * 0x9E3779B1u) ^ (loc.col * 0x85EBCA77u) ^ (block * 0xC2B2AE3Du);
+    return slots[(h ^ (h >> 15)) & 4095];
+  }
   ClassId last_jump_cls = 0;  // the class Goto used last
   ClassCache cache;
   std::vector<FnState> fns;
@@ -571,6 +589,35 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
   if (f.muted) return;
   NodeId refs[4];
   uint32_t n_refs;
+  // The fast path: a statement seen before in this function and block,
+  // every operand a node of this call.
+  // (or a number that is the class's literal).
+  Recorder::Impl::Slot& slot = r.SlotFor(loc, f.block);
+  bool local = n <= 2;
+  uint8_t lits = 0;
+  uint32_t nr = 0;
+  for (uint32_t i = 0; local && i < n; ++i) {
+    const Operand& o = ops[i];
+    if (Recorder::Impl::Local(f, o)) {
+      refs[nr++] = o.id;
+    } else if (o.id == kNoNode && o.big == nullptr && slot.lit[i] == o.bits &&
+               slot.lit_vk[i] == o.vk) {
+      lits |= static_cast<uint8_t>(1u << i);
+    } else {
+      local = false;
+    }
+  }
+  if (local && slot.file == loc.file && slot.line == loc.line && slot.col == loc.col &&
+      slot.fn == f.fn && slot.block == f.block && slot.op == static_cast<uint8_t>(op) &&
+      slot.n == n && slot.mask == lits && !r.wants_nodes && big == nullptr) {
+    *id = r.w->AppendScalar(slot.cls, vk, bits, refs, nr);
+    *serial = f.serial;
+    *pos = slot.pos;
+    if (r.ctx->tag_random && (op == Op::kRand || op == Op::kRandn)) {
+      r.w->AddMeta("random", Value::String(op == Op::kRand ? "uniform" : "normal"));
+    }
+    return;
+  }
   uint8_t mask = r.Resolve(f, ops, n, loc, refs, &n_refs);
   Key k{loc.file, f.fn, f.block, loc.line, loc.col, static_cast<uint8_t>(op), Shape::kOp, mask};
   struct Arg {
@@ -644,6 +691,19 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
             return s;
           },
           &arg, &fresh);
+    }
+  }
+  if (n <= 2 && !e->varying && big == nullptr) {
+    bool cacheable = true;
+    for (uint32_t i = 0; i < n; ++i) {
+      cacheable = cacheable && (Recorder::Impl::Local(f, ops[i]) || (mask & (1u << i)));
+    }
+    if (cacheable) {
+      slot = {loc.file, loc.line, loc.col, f.fn,   f.block, static_cast<uint8_t>(op),
+              mask,     n,        e->cls,  e->pos, {0, 0},  {VKind::kNone, VKind::kNone}};
+      for (uint32_t i = 0; i < n; ++i) {
+        if (mask & (1u << i)) slot.lit[i] = ops[i].bits, slot.lit_vk[i] = ops[i].vk;
+      }
     }
   }
   NodeId node = big != nullptr ? r.w->Append(e->cls, *big, std::span<const NodeId>(refs, n_refs))
@@ -876,7 +936,7 @@ namespace {
 // Closes the innermost frame with a Return of `v` (or of nothing).
 void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* serial, uint32_t* pos,
                      NodeId* id) {
-  Operand o = v != nullptr ? *v : Operand{0, 0, kNoNode, VKind::kNothing, 0};
+  Operand o = v != nullptr ? *v : Operand{0, 0, kNoNode, VKind::kNothing, 0, nullptr};
   NodeId ref = kNoNode;
   uint32_t n_refs = 0;
   Loc loc{};
@@ -1219,7 +1279,7 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
     for (size_t i = 0; i < vars.size(); ++i) b.arg_pos.push_back(r.NewPos(f.fn));
   }
   if (f.loops.empty() || f.loops.back() != &site) f.loops.push_back(&site);
-  Operand small[8];
+  Operand small[8];  // trivially constructed
   std::vector<Operand> big;
   Operand* ops = small;
   if (vars.size() > 8) {
@@ -1229,7 +1289,7 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
   uint32_t n = 0;
   bool all_local = true;
   for (const LoopVar& v : vars) {
-    ops[n] = Operand{*v.serial, *v.pos, *v.id, v.vk, v.bits};
+    ops[n] = Operand{*v.serial, *v.pos, *v.id, v.vk, v.bits, nullptr};
     all_local = all_local && Recorder::Impl::Local(f, ops[n]);
     ++n;
   }

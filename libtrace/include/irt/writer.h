@@ -91,7 +91,8 @@ class TraceWriter {
   /// distance per reference into the open chunk. Every check of Append is
   /// kept (the first append of a class in a chunk, a full chunk and any
   /// misuse take Append's path). This is the recording front ends' path.
-  NodeId AppendScalar(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs, uint32_t n_refs) {
+  [[gnu::always_inline]] NodeId AppendScalar(ClassId cls, VKind vk, uint64_t bits,
+                                             const NodeId* refs, uint32_t n_refs) {
     NodeId id = next_id_;
     size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
     if (key < fast_.size() && n_nodes_ < fast_limit_ && n_refs <= kFastMaxRefs) {

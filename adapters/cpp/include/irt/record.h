@@ -221,11 +221,11 @@ struct Operand {
   NodeId id;
   VKind vk;
   uint64_t bits;
-  const Value* big = nullptr;  // a tensor's value (never a class literal)
+  const Value* big;  // a tensor's value (never a class literal), or null
 };
 template <class T>
 Operand OperandOf(const Active<T>& a) {
-  return {a.serial, a.pos, a.id, KindOf<T>(), BitsOf(a.v)};
+  return {a.serial, a.pos, a.id, KindOf<T>(), BitsOf(a.v), nullptr};
 }
 
 extern thread_local Recorder* t_current;
