@@ -279,6 +279,50 @@ TEST(RecordTest, DeepRecursion) {
   EXPECT_EQ(s->calls, 10001u);
 }
 
+// A `for` loop records like a while loop: the increment belongs to the body.
+Real ForSum(Real x, Int n) {
+  IRT_FUNCTION(for_sum, x, n);
+  Real r = 0.0;
+  for (Int i = 0; IRT_WHILE(i < n, i, r); i = i + 1) r = r + x;
+  return IRT_RETURN(r);
+}
+
+// Calls named in the context's primitives are one Primitive node each,
+// computed as usual.
+Real Twice(Real x) {
+  IRT_FUNCTION(twice, x);
+  return IRT_RETURN(x + x);
+}
+Real CallsTwice(Real x) {
+  IRT_FUNCTION(calls_twice, x);
+  return IRT_RETURN(Twice(x) * Twice(x + 1.0));
+}
+
+TEST(RecordTest, ForLoopsAndPrimitiveCalls) {
+  Context ctx;
+  ctx.primitives.insert("twice");
+  RecorderOptions opts;
+  opts.context = &ctx;
+  auto rec = Recorder::InMemory(opts);
+  Real y = rec->Run(CallsTwice, 1.5);
+  ASSERT_TRUE(rec->Finish().ok());
+  EXPECT_EQ(y.value(), 3.0 * 5.0);
+  Trace t = Checked(*rec, "prims.fb");
+  EXPECT_EQ(Ops(t), (std::vector<std::string>{"*", "+", "twice", "twice"}));
+  auto rec2 = Recorder::InMemory();
+  Real z = rec2->Run(ForSum, 0.25, int64_t{3});
+  ASSERT_TRUE(rec2->Finish().ok());
+  EXPECT_EQ(z.value(), 0.75);
+  Trace t2 = Checked(*rec2, "for.fb");
+  int jumps = 0;
+  for (NodeId i = 0; i < t2.size(); ++i) {
+    auto n = t2.node(i);
+    ASSERT_TRUE(n.ok());
+    jumps += n->kind() == NodeKind::kJump ? 1 : 0;
+  }
+  EXPECT_EQ(jumps, 1 + 3 * 2 + 1);  // entry, per round (test, back edge), exit
+}
+
 TEST(RecordTest, NothingIsRecordedOutsideRun) {
   Real x = 0.5;
   Real y = sin(x) * 2.0;

@@ -9,3 +9,5 @@ show 'irt-print --json f.irt | jq -c "[.. | objects | select(.line?) | {id, line
 show 'irt-print --json f.irt | jq -c ".producer, .meta"'
 same 'irt-print --no-meta f.irt'
 irt-diff t/f.irt p/f.irt; echo "irt-diff: exit $?"
+# To standard output, through a pipe.
+"$R" f 0.5 -o - | irt-print -l 1
