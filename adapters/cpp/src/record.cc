@@ -16,6 +16,7 @@ namespace irt::rec {
 
 namespace detail {
 thread_local Recorder* t_current = nullptr;
+thread_local FastFrame t_fast;
 
 std::string_view OpName(Op op) {
   switch (op) {
@@ -316,22 +317,28 @@ struct Recorder::Impl {
   std::vector<Frame> frames;
   uint32_t next_serial = 1;
   // A direct-mapped cache in front of `cache` for the operations whose
-  // operands are all references (most of them), by source position.
-  struct Slot {
-    const char* file = nullptr;
-    uint32_t line = 0, col = 0, fn = 0, block = 0;
-    uint8_t op = 0;
-    uint8_t mask = 0;  // which operands are literals of the class
-    uint32_t n = 0;
-    ClassId cls = 0;
-    uint32_t pos = 0;
-    uint64_t lit[2] = {0, 0};  // their bits (of operands 0 and 1)
-    VKind lit_vk[2] = {VKind::kNone, VKind::kNone};
-  };
-  std::vector<Slot> slots = std::vector<Slot>(4096);
+  // operands are all references or literals of their class, by source
+  // position; the operators' inline path reads it too (t_fast).
+  using Slot = detail::FastSlot;
+  std::vector<Slot> slots = std::vector<Slot>(detail::kFastSlots);
   Slot& SlotFor(const Loc& loc, uint32_t block) {
-    uint32_t h = (loc.line * 0x9E3779B1u) ^ (loc.col * 0x85EBCA77u) ^ (block * 0xC2B2AE3Du);
-    return slots[(h ^ (h >> 15)) & 4095];
+    return slots[detail::FastSlotIndex(loc.line, loc.col, block)];
+  }
+  // Publishes the innermost frame to the inline path.
+  void Sync() {
+    detail::FastFrame& ff = detail::t_fast;
+    if (!active || frames.empty() || frames.back().muted || frames.back().closed || wants_nodes) {
+      ff.active = false;
+      return;
+    }
+    const Frame& f = frames.back();
+    ff.active = true;
+    ff.serial = f.serial;
+    ff.fn = f.fn;
+    ff.block = f.block;
+    ff.marker = f.marker;
+    ff.w = w.get();
+    ff.slots = slots.data();
   }
   ClassId last_jump_cls = 0;  // the class Goto used last
   ClassCache cache;
@@ -518,7 +525,10 @@ std::unique_ptr<Recorder> Recorder::InMemory(RecorderOptions options) {
 }
 
 Recorder::~Recorder() {
-  if (detail::t_current == this) detail::t_current = nullptr;
+  if (detail::t_current == this) {
+    detail::t_current = nullptr;
+    detail::t_fast.active = false;
+  }
 }
 
 TraceWriter& Recorder::writer() {
@@ -539,11 +549,15 @@ void Recorder::Activate() {
   writer();
   impl_->active = true;
   detail::t_current = this;
+  impl_->Sync();
 }
 
 void Recorder::Deactivate() {
   impl_->active = false;
-  if (detail::t_current == this) detail::t_current = nullptr;
+  if (detail::t_current == this) {
+    detail::t_current = nullptr;
+    detail::t_fast.active = false;
+  }
 }
 
 void Recorder::Failed(std::string_view what) { impl_->failure = std::string(what); }
@@ -745,6 +759,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   if (!r.frames.empty() && r.frames.back().muted) {
     nf.muted = true;
     r.frames.push_back(std::move(nf));
+    r.Sync();
     return;
   }
   std::vector<Operand> ops;
@@ -873,6 +888,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
       nf.prim_top = true;
       nf.prim_cls = e->cls;
       r.frames.push_back(std::move(nf));
+      r.Sync();
       return;
     }
     nf.marker = w.AppendScalar(e->cls, VKind::kNone, 0, caller_refs.data(), n_refs);
@@ -881,6 +897,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   // The callee's arguments: %1 the function, %2... the values, each with a
   // reference to the caller's node when there is one.
   r.frames.push_back(std::move(nf));
+  r.Sync();
   Frame& f = r.frames.back();
   bool is_root = frame_ == 0;
   {
@@ -981,6 +998,7 @@ void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* se
   r.AddFact(f.fn, b);
   NodeId ret = r.AppendValue(e->cls, o, &ref, n_refs);
   f.closed = true;
+  r.Sync();
   if (r.frames.size() >= 2) {
     *serial = r.frames[r.frames.size() - 2].serial;
     *pos = f.call_pos;
@@ -1003,6 +1021,7 @@ void CallScope::DoReturn(const Operand* v, uint32_t* serial, uint32_t* pos, Node
   Frame& f = r.frames.back();
   if (f.muted) {
     f.closed = true;
+    r.Sync();
     if (!f.prim_top) return;
     Frame& caller = r.frames[frame_ - 1];
     NodeId node = r.AppendValue(f.prim_cls, *v, f.call_refs.data(),
@@ -1065,6 +1084,7 @@ CallScope::~CallScope() {
     }
   }
   r.frames.pop_back();
+  r.Sync();
 }
 
 // ------------------------------------------------------------- branches
@@ -1226,6 +1246,7 @@ bool Test(Recorder::Impl& r, Frame& f, SiteBlocks& site, const Bool& c, uint32_t
     }
     r.w->AppendScalar(site.test_false_cls, VKind::kNone, 0, &ref, is_ref ? 1 : 0);
     f.block = if_false;
+    r.Sync();
   } else {
     if (!site.test_true_known) {
       site.test_true_cls = JumpClass(r, f, 2, if_true, -1, false, 0, 0, nullptr, loc).cls;
@@ -1233,6 +1254,7 @@ bool Test(Recorder::Impl& r, Frame& f, SiteBlocks& site, const Bool& c, uint32_t
     }
     r.w->AppendScalar(site.test_true_cls, VKind::kNone, 0, nullptr, 0);
     f.block = if_true;
+    r.Sync();
   }
   return c.v;
 }
@@ -1265,6 +1287,7 @@ IfScope::~IfScope() {
   if (f.closed || f.serial != serial_) return;
   Goto(r, f, join_, nullptr, 0, Loc{});
   f.block = join_;
+  r.Sync();
 }
 
 bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
@@ -1310,6 +1333,7 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
     }
   }
   f.block = b.a;
+  r.Sync();
   if (b.arg_cls.size() == n) {
     uint32_t k = 0;
     for (const LoopVar& v : vars) {

@@ -230,6 +230,37 @@ Operand OperandOf(const Active<T>& a) {
 
 extern thread_local Recorder* t_current;
 
+// A statement the recorder has seen, by source position, function and
+// block: its node class, and which operands are literals of the class.
+struct FastSlot {
+  const char* file = nullptr;
+  uint32_t line = 0, col = 0, fn = 0, block = 0;
+  uint8_t op = 0;
+  uint8_t mask = 0;
+  uint32_t n = 0;
+  ClassId cls = 0;
+  uint32_t pos = 0;
+  uint64_t lit[2] = {0, 0};
+  VKind lit_vk[2] = {VKind::kNone, VKind::kNone};
+};
+inline constexpr uint32_t kFastSlots = 4096;
+inline uint32_t FastSlotIndex(uint32_t line, uint32_t col, uint32_t block) {
+  uint32_t h = (line * 0x9E3779B1u) ^ (col * 0x85EBCA77u) ^ (block * 0xC2B2AE3Du);
+  return (h ^ (h >> 15)) & (kFastSlots - 1);
+}
+
+// The innermost recorded call as the inline path of the operators reads
+// it; the recorder keeps it up to date (active: a call is open, recorded
+// with its body, and no OnNode hook watches).
+struct FastFrame {
+  bool active = false;
+  uint32_t serial = 0, fn = 0, block = 0;
+  NodeId marker = 0;
+  TraceWriter* w = nullptr;
+  const FastSlot* slots = nullptr;
+};
+extern thread_local FastFrame t_fast;
+
 }  // namespace detail
 
 /// Records one program run into a trace. Writes to a file (atomically, on
@@ -303,6 +334,38 @@ template <class R, class... T>
 [[gnu::noinline]] Active<R> Apply(Op op, const std::source_location& l, R result,
                                   const Active<T>&... args) {
   Active<R> out(result);
+  if constexpr (sizeof...(T) >= 1 && sizeof...(T) <= 2) {
+    // Inline: a statement seen before, its operands nodes of this call or
+    // its class's literals.
+    const FastFrame& ff = t_fast;
+    if (ff.active) {
+      const uint32_t line = l.line(), col = l.column();
+      const FastSlot& s = ff.slots[FastSlotIndex(line, col, ff.block)];
+      if (s.line == line && s.col == col && s.fn == ff.fn && s.block == ff.block &&
+          s.op == static_cast<uint8_t>(op) && s.n == sizeof...(T) && s.file == l.file_name()) {
+        const uint32_t serial[] = {args.serial...};
+        const NodeId ids[] = {args.id...};
+        const uint64_t bits[] = {BitsOf(args.v)...};
+        NodeId refs[2];
+        uint32_t nr = 0;
+        bool ok = true;
+        for (uint32_t i = 0; i < sizeof...(T); ++i) {
+          if (s.mask & (1u << i)) {
+            ok = ok && ids[i] == kNoNode && bits[i] == s.lit[i];
+          } else {
+            ok = ok && serial[i] == ff.serial && ids[i] != kNoNode && ids[i] >= ff.marker;
+            refs[nr++] = ids[i];
+          }
+        }
+        if (ok) {
+          out.id = ff.w->AppendScalar(s.cls, KindOf<R>(), BitsOf(result), refs, nr);
+          out.serial = ff.serial;
+          out.pos = s.pos;
+          return out;
+        }
+      }
+    }
+  }
   if (t_current == nullptr) return out;
   Operand ops[] = {OperandOf(args)...};
   Record(op, Loc::Of(l), ops, sizeof...(T), KindOf<R>(), BitsOf(result), &out.serial, &out.pos,
