@@ -22,39 +22,12 @@ import argparse
 import os
 import pathlib
 import statistics
-import subprocess
-import sys
 import time
+
+from benchlib import emit, run
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
-
-
-def run(cmd, stdout):
-    """Runs cmd: (seconds, peak RSS in MiB).
-
-    The peak comes from /usr/bin/time, a small parent: a child forked from
-    this Python process would count Python's own pages until it execs."""
-    rss_file = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / f"dot-bench-rss-{os.getpid()}"
-    t0 = time.perf_counter()
-    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *map(str, cmd)],
-                         stdout=stdout, stderr=subprocess.PIPE)
-    _, status, _ = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit(f"dot_bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
-    rss = float(rss_file.read_text().split()[-1]) / 1024.0
-    rss_file.unlink()
-    return dt, rss
-
-
-def emit(workload, figure, value, unit):
-    if isinstance(value, float):
-        value = f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
-    print(f"{workload} {figure} {value} {unit}", flush=True)
 
 
 def main():

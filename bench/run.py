@@ -20,10 +20,10 @@ import json
 import os
 import pathlib
 import statistics
-import struct
 import subprocess
-import sys
 import time
+
+from benchlib import emit, run, write_npy_f64
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -37,45 +37,10 @@ ADOLC_BYTES = {
 }
 
 
-def run(cmd, stdout=subprocess.DEVNULL):
-    """Runs cmd, returns (seconds, peak RSS in MiB, exit status).
-
-    The peak comes from /usr/bin/time, a small parent: a child forked from
-    this Python process would count Python's own pages until it execs."""
-    rss_file = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-rss-{os.getpid()}"
-    t0 = time.perf_counter()
-    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *map(str, cmd)],
-                         stdout=stdout, stderr=subprocess.PIPE)
-    _, status, _ = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit(f"bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
-    rss = float(rss_file.read_text().split()[-1]) / 1024.0
-    rss_file.unlink()
-    return dt, rss, code
-
-
 def timed(cmd, runs, stdout=subprocess.DEVNULL):
     run(cmd, stdout)  # warm-up
     results = [run(cmd, stdout) for _ in range(runs)]
     return statistics.median(r[0] for r in results), max(r[1] for r in results)
-
-
-def write_npy_f64(path, values):
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d,), }" % len(values)
-    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%dd" % len(values), *values))
-
-
-def emit(workload, figure, value, unit):
-    if isinstance(value, float):
-        value = f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
-    print(f"{workload} {figure} {value} {unit}", flush=True)
 
 
 def workload_trace(name, bin_dir, work, ir, fn, args, runs, expect=None):

@@ -23,14 +23,11 @@ Usage: bench/tensor_body_bench.py [--bin build-release/bin] [--work DIR]
                                   [--modes reverse,forward,emit,annotate,replay]
 """
 import argparse
-import os
 import pathlib
 import re
-import statistics
-import struct
-import subprocess
-import sys
 import time
+
+from benchlib import emit, run, write_npy_f64
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -57,34 +54,6 @@ end
 """
 
 
-def write_npy(path, values):
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d,), }" % len(values)
-    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%dd" % len(values), *values))
-
-
-def run(cmd):
-    """Runs cmd: (seconds, stderr)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, _ = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit(f"tensor_body_bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
-    return dt, err
-
-
-def emit(workload, figure, value, unit):
-    if isinstance(value, float):
-        value = f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
-    print(f"{workload} {figure} {value} {unit}", flush=True)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=str(ROOT / "build-release" / "bin"))
@@ -102,7 +71,7 @@ def main():
     ir = work / "tbody.ir"
     ir.write_text(PROGRAM)
     x = work / "x.npy"
-    write_npy(x, [0.1 * (i + 1) for i in range(8)])
+    write_npy_f64(x, [0.1 * (i + 1) for i in range(8)])
     for n in (int(s) for s in args.sizes.split(",")):
         name = f"tensor-body-{n}"
         trace = work / f"tbody_{n}.fb"
@@ -118,8 +87,8 @@ def main():
                        str(trace)],
         }
         for mode in args.modes.split(","):
-            results = sorted((run(commands[mode]) for _ in range(args.runs)), key=lambda r: r[0])
-            t, err = results[len(results) // 2]
+            results = sorted((run(commands[mode], who="tensor_body_bench") for _ in range(args.runs)), key=lambda r: r[0])
+            t, _, err = results[len(results) // 2]
             emit(name, f"{mode}_time", t * 1e3, "ms")
             emit(name, f"{mode}_per_op", t * 1e6 / n, "us")
             m = re.search(r"forward pass ([\d.]+) ms, sweep ([\d.]+) ms", err)

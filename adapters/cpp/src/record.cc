@@ -638,26 +638,26 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
     const Operand* ops;
     uint32_t n;
   } arg{ops, n};
+  // The statement's class: its literal operands (lit_mask) in the class,
+  // the others references.
+  auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
+    const Arg& x = *static_cast<const Arg*>(a);
+    ClassSpec s;
+    s.kind = NodeKind::kPrimitive;
+    s.op = std::string(OpName(static_cast<Op>(key.op)));
+    s.block = key.block;
+    s.pos = rr.NewPos(key.fn);
+    s.line = key.line;
+    s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+    for (uint32_t i = 0; i < x.n; ++i) {
+      s.operands.push_back(key.lit_mask & (1u << i)
+                               ? OperandSpec::Literal(Value::FromBits(x.ops[i].vk, x.ops[i].bits))
+                               : OperandSpec::Ref());
+    }
+    return s;
+  };
   bool fresh;
-  ClassEntry* e = &r.ClassFor(
-      k,
-      [](Recorder::Impl& rr, const Key& key, const void* a) {
-        const Arg& x = *static_cast<const Arg*>(a);
-        ClassSpec s;
-        s.kind = NodeKind::kPrimitive;
-        s.op = std::string(OpName(static_cast<Op>(key.op)));
-        s.block = key.block;
-        s.pos = rr.NewPos(key.fn);
-        s.line = key.line;
-        s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
-        for (uint32_t i = 0; i < x.n; ++i) {
-          s.operands.push_back(key.lit_mask & (1u << i) ? OperandSpec::Literal(Value::FromBits(
-                                                              x.ops[i].vk, x.ops[i].bits))
-                                                        : OperandSpec::Ref());
-        }
-        return s;
-      },
-      &arg, &fresh);
+  ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
   if (fresh) {
     for (uint32_t i = 0; i < n; ++i) {
       if (mask & (1u << i)) {
@@ -690,21 +690,7 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
       }
       Key k2 = k;
       k2.lit_mask = 0;
-      e = &r.ClassFor(
-          k2,
-          [](Recorder::Impl& rr, const Key& key, const void* a) {
-            const Arg& x = *static_cast<const Arg*>(a);
-            ClassSpec s;
-            s.kind = NodeKind::kPrimitive;
-            s.op = std::string(OpName(static_cast<Op>(key.op)));
-            s.block = key.block;
-            s.pos = rr.NewPos(key.fn);
-            s.line = key.line;
-            s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
-            s.operands.assign(x.n, OperandSpec::Ref());
-            return s;
-          },
-          &arg, &fresh);
+      e = &r.ClassFor(k2, make, &arg, &fresh);
     }
   }
   if (n <= 2 && !e->varying && big == nullptr) {

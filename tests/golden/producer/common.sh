@@ -10,20 +10,4 @@ trace_both() {  # FUNCTION ARGS...: t/FUNCTION.irt and p/FUNCTION.irt
   "$P" -o "p/$1.irt" "$@" || echo "irt-test-producer: exit $?"
 }
 
-# Runs the shell snippet in t/ and in p/; says "same" when its output, its
-# messages and its exit status agree on both traces, else shows the diff.
-same() {  # SNIPPET
-  if diff <(cd t && eval "$1" 2>&1; echo "exit $?") \
-          <(cd p && eval "$1" 2>&1; echo "exit $?") > same.diff; then
-    echo "same: $1"
-  else
-    echo "differ: $1"
-    cat same.diff
-  fi
-}
-
-# Runs the snippet on the producer's trace only: its output and messages,
-# then its exit status.
-show() {  # SNIPPET
-  (cd p && eval "$1" 2>&1; echo "exit $?")
-}
+. "${IRT_SOURCE:?the golden cases need golden.py}/tests/golden/compare.sh"

@@ -9,20 +9,4 @@ record() {  # PROGRAM ARGS...: p/PROGRAM.irt
   "$R" "$@" -o "p/$1.irt" || echo "irt-record-seed: exit $?"
 }
 
-# Runs the shell snippet in t/ and in p/; says "same" when its output, its
-# messages and its exit status agree on both traces, else shows the diff.
-same() {  # SNIPPET
-  if diff <(cd t && eval "$1" 2>&1; echo "exit $?") \
-          <(cd p && eval "$1" 2>&1; echo "exit $?") > same.diff; then
-    echo "same: $1"
-  else
-    echo "differ: $1"
-    cat same.diff
-  fi
-}
-
-# Runs the snippet on the C++ trace only: its output and messages, then
-# its exit status.
-show() {  # SNIPPET
-  (cd p && eval "$1" 2>&1; echo "exit $?")
-}
+. "${IRT_SOURCE:?the golden cases need golden.py}/tests/golden/compare.sh"
