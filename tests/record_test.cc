@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,7 +150,7 @@ Real Weighted(Real x, Int n) {
   Real r = 0.0;
   Int i = 0;
   double w = 1.0;
-  while (IRT_WHILE(i < n, i, r)) {
+  while (IRT_WHILE(i, r)(i < n)) {
     r = r + x * w;
     w = w * 0.5;
     i = i + 1;
@@ -283,7 +284,7 @@ TEST(RecordTest, DeepRecursion) {
 Real ForSum(Real x, Int n) {
   IRT_FUNCTION(for_sum, x, n);
   Real r = 0.0;
-  for (Int i = 0; IRT_WHILE(i < n, i, r); i = i + 1) r = r + x;
+  for (Int i = 0; IRT_WHILE(i, r)(i < n); i = i + 1) r = r + x;
   return IRT_RETURN(r);
 }
 
@@ -321,6 +322,34 @@ TEST(RecordTest, ForLoopsAndPrimitiveCalls) {
     jumps += n->kind() == NodeKind::kJump ? 1 : 0;
   }
   EXPECT_EQ(jumps, 1 + 3 * 2 + 1);  // entry, per round (test, back edge), exit
+}
+
+// Operations written in one returned expression or one condition keep
+// their own positions: each is its own statement (SSA id), even when two
+// apply the same operation.
+Real Cube(Real x) {
+  IRT_FUNCTION(cube, x);
+  if (IRT_IF(x * x > x * 2.0)) return IRT_RETURN(x * x * x);
+  return IRT_RETURN(x + x + x);
+}
+
+TEST(RecordTest, EveryOperationIsItsOwnStatement) {
+  for (double x : {3.0, 0.5}) {
+    auto rec = Recorder::InMemory();
+    rec->Run(Cube, x);
+    ASSERT_TRUE(rec->Finish().ok());
+    Trace t = Checked(*rec, "cube.fb");
+    std::vector<uint32_t> positions;
+    for (NodeId i = 0; i < t.size(); ++i) {
+      auto n = t.node(i);
+      ASSERT_TRUE(n.ok());
+      if (n->kind() != NodeKind::kPrimitive) continue;
+      positions.push_back(n->location().pos);
+      EXPECT_GT(n->location().col, 0u);
+    }
+    EXPECT_EQ(positions.size(), 5u);  // *, *, > and two of * or +
+    EXPECT_EQ(std::set<uint32_t>(positions.begin(), positions.end()).size(), positions.size());
+  }
 }
 
 TEST(RecordTest, NothingIsRecordedOutsideRun) {

@@ -23,7 +23,7 @@ inline Real Powsum(Real x, Int n) {
   IRT_FUNCTION(h, x, n);
   Real r = 0.0;
   Int i = 0;
-  while (IRT_WHILE(i < n, i, r)) {
+  while (IRT_WHILE(i, r)(i < n)) {
     r = r + pow(x, i);
     i = i + 1;
   }
@@ -66,7 +66,7 @@ inline Real Rosen(Tensor x, Int n) {
   IRT_FUNCTION(rosen, x, n);
   Real r = 0.0;
   Int i = 1;
-  while (IRT_WHILE(i < n, i, r)) {
+  while (IRT_WHILE(i, r)(i < n)) {
     Real a = getindex(x, i);
     Int j = i + 1;
     Real b = getindex(x, j);

@@ -22,7 +22,7 @@ Real model(Real x, Int n, Int k) {
   IRT_FUNCTION(model, x, n, k);
   Real r = 0.0;
   Int i = 0;
-  while (IRT_WHILE(i < n, i, r)) {
+  while (IRT_WHILE(i, r)(i < n)) {
     if (IRT_IF(i < k)) {
       r = r + square(x);
     } else {

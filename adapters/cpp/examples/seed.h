@@ -24,7 +24,7 @@ inline Real h(Real x, Int n) {
   IRT_FUNCTION(h, x, n);
   Real r = 0.0;
   Int i = 0;
-  while (IRT_WHILE(i < n, i, r)) {
+  while (IRT_WHILE(i, r)(i < n)) {
     r = r + pow(x, i);
     i = i + 1;
   }

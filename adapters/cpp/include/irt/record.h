@@ -13,7 +13,7 @@
 //     IRT_FUNCTION(h, x, n);
 //     irt::rec::Real r = 0.0;
 //     irt::rec::Int i = 0;
-//     while (IRT_WHILE(i < n, i, r)) {
+//     while (IRT_WHILE(i, r)(i < n)) {
 //       r = r + pow(x, i);
 //       i = i + 1;
 //     }
@@ -585,17 +585,27 @@ Real RealOp(Op op, const std::source_location& l, const A&... args) {
 }
 }  // namespace detail
 
+namespace detail {
+// A first tensor operand that remembers where the operation was written.
+struct TensorAt {
+  const Tensor& t;
+  std::source_location l;
+  TensorAt(const Tensor& x, std::source_location l = std::source_location::current())  // NOLINT
+      : t(x), l(l) {}
+};
+}  // namespace detail
+
 // Tensor operations (NumPy broadcasting for the elementwise ones; a Real
 // operand broadcasts as a scalar).
-#define IRT_REC_TENSOR_BINARY(OP, CODE)                                               \
-  inline Tensor operator OP(detail::At<double> x, const Tensor& y) {                  \
-    return detail::TensorOp(detail::Op::CODE, x.l, x.a, y);                           \
-  }                                                                                   \
-  inline Tensor operator OP(const Tensor& x, detail::At<double> y) {                  \
-    return detail::TensorOp(detail::Op::CODE, y.l, x, y.a);                           \
-  }                                                                                   \
-  inline Tensor operator OP(const Tensor& x, const Tensor& y) {                       \
-    return detail::TensorOp(detail::Op::CODE, std::source_location::current(), x, y); \
+#define IRT_REC_TENSOR_BINARY(OP, CODE)                              \
+  inline Tensor operator OP(detail::At<double> x, const Tensor& y) { \
+    return detail::TensorOp(detail::Op::CODE, x.l, x.a, y);          \
+  }                                                                  \
+  inline Tensor operator OP(const Tensor& x, detail::At<double> y) { \
+    return detail::TensorOp(detail::Op::CODE, y.l, x, y.a);          \
+  }                                                                  \
+  inline Tensor operator OP(detail::TensorAt x, const Tensor& y) {   \
+    return detail::TensorOp(detail::Op::CODE, x.l, x.t, y);          \
   }
 IRT_REC_TENSOR_BINARY(+, kAdd)
 IRT_REC_TENSOR_BINARY(-, kSub)
@@ -767,6 +777,33 @@ struct LoopVar {
 bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars);
 bool LoopTest(IfSite& site, Loc loc, const Bool& c);
 
+// IRT_WHILE(vars...) records the jump into the header (C++ evaluates the
+// called expression before its argument, the condition), then (c) tests.
+class LoopTester {
+ public:
+  LoopTester(IfSite& site, Loc loc) : site_(&site), loc_(loc) {}
+  bool operator()(const Bool& c) const { return LoopTest(*site_, loc_, c); }
+
+ private:
+  IfSite* site_;
+  Loc loc_;
+};
+inline LoopTester LoopStart(IfSite& site, std::initializer_list<LoopVar> vars,
+                            std::source_location l = std::source_location::current()) {
+  Loc loc = Loc::Of(l);
+  LoopHead(site, loc, vars);
+  return LoopTester(site, loc);
+}
+
+// IRT_IF's first half: (c) makes the scope of the if statement.
+struct IfStart {
+  IfSite& site;
+  IfScope operator()(const Bool& c,
+                     std::source_location l = std::source_location::current()) const {
+    return IfScope(site, c, Loc::Of(l));
+  }
+};
+
 }  // namespace detail
 
 }  // namespace irt::rec
@@ -781,32 +818,34 @@ bool LoopTest(IfSite& site, Loc loc, const Bool& c);
       #NAME, ::irt::rec::detail::Loc::Of(std::source_location::current())}; \
   ::irt::rec::detail::CallScope irt_rec_scope_(irt_rec_function_, {__VA_ARGS__})
 
+// The three macros below are object-like: what follows them in
+// parentheses is the user's own code, so that every operation in a
+// condition or a returned expression keeps its own source position (an
+// expression passed as a macro argument would take the macro's).
+
 /// `return IRT_RETURN(v);` records the Return of the enclosing IRT_FUNCTION.
-#define IRT_RETURN(V) irt_rec_scope_.Return(V)
+#define IRT_RETURN irt_rec_scope_.Return
 
 /// `if (IRT_IF(c)) ... else ...`: records the branch taken on the active
 /// Bool c and, after the whole if statement, the jump to the join block.
-#define IRT_IF(C) IRT_REC_IF_AT(IRT_REC_CAT(irt_rec_if_, __COUNTER__), C)
-#define IRT_REC_IF_AT(G, C)                                               \
-  ::irt::rec::detail::IfScope G(                                          \
-      []() -> ::irt::rec::detail::IfSite& {                               \
-        static ::irt::rec::detail::IfSite s;                              \
-        return s;                                                         \
-      }(),                                                                \
-      (C), ::irt::rec::detail::Loc::Of(std::source_location::current())); \
-  G
+#define IRT_IF                                                            \
+  ::irt::rec::detail::IfScope irt_rec_if_ = ::irt::rec::detail::IfStart { \
+    []() -> ::irt::rec::detail::IfSite& {                                 \
+      static ::irt::rec::detail::IfSite s;                                \
+      return s;                                                           \
+    }()                                                                   \
+  }
 
-/// `while (IRT_WHILE(c, vars...))` (or `for (init; IRT_WHILE(c, vars...);
-/// step)`): records the jump into the loop header with the loop-carried
-/// active variables `vars` as block arguments, the condition c evaluated
-/// in the header, and the branch taken.
-#define IRT_WHILE(C, ...) IRT_REC_WHILE_AT(IRT_REC_CAT(irt_rec_site_, __LINE__), C, __VA_ARGS__)
-#define IRT_REC_WHILE_AT(S, C, ...)                                        \
-  [&]() -> bool {                                                          \
-    static ::irt::rec::detail::IfSite S;                                   \
-    auto l = ::irt::rec::detail::Loc::Of(std::source_location::current()); \
-    ::irt::rec::detail::LoopHead(S, l, {__VA_ARGS__});                     \
-    return ::irt::rec::detail::LoopTest(S, l, (C));                        \
-  }()
+/// `while (IRT_WHILE(vars...)(c))`, or `for (init; IRT_WHILE(vars...)(c);
+/// step)`: records the jump into the loop header with the loop-carried
+/// active variables `vars` as block arguments (rebound to them), then the
+/// condition c, evaluated in the header, and the branch taken.
+#define IRT_WHILE(...)                       \
+  ::irt::rec::detail::LoopStart(             \
+      []() -> ::irt::rec::detail::IfSite& {  \
+        static ::irt::rec::detail::IfSite s; \
+        return s;                            \
+      }(),                                   \
+      {__VA_ARGS__})
 
 #endif  // IRT_RECORD_H_
