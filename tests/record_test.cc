@@ -352,6 +352,38 @@ TEST(RecordTest, EveryOperationIsItsOwnStatement) {
   }
 }
 
+// A value recorded by one recorder, used in another's run, is a Constant
+// there, not a reference into the other trace.
+Real g_kept;
+Real Keep(Real x) {
+  IRT_FUNCTION(keep, x);
+  g_kept = x * 1.5;
+  return IRT_RETURN(g_kept);
+}
+Real UseKept(Real x) {
+  IRT_FUNCTION(use_kept, x);
+  return IRT_RETURN(x + g_kept);
+}
+
+TEST(RecordTest, ValuesOfAnotherRecorderAreConstants) {
+  auto first = Recorder::InMemory();
+  first->Run(Keep, 2.0);
+  ASSERT_TRUE(first->Finish().ok());
+  ASSERT_TRUE(g_kept.recorded());
+  auto second = Recorder::InMemory();
+  Real b = second->Run(UseKept, 3.0);
+  ASSERT_TRUE(second->Finish().ok());
+  EXPECT_EQ(b.value(), 6.0);
+  Trace t = Checked(*second, "two.fb");
+  int constants = 0;
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    constants += n->kind() == NodeKind::kConstant ? 1 : 0;
+  }
+  EXPECT_EQ(constants, 1);
+}
+
 TEST(RecordTest, NothingIsRecordedOutsideRun) {
   Real x = 0.5;
   Real y = sin(x) * 2.0;

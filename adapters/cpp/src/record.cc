@@ -5,6 +5,7 @@
 #include "irt/record.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -153,6 +154,10 @@ namespace {
 // Recorder generations: a static Function or IfSite caches what one
 // recorder knows of it, tagged with that recorder's generation.
 uint64_t g_generation = 0;
+
+// Recorded calls, numbered across all recorders and threads, so that a
+// value of one recorder's call is never taken for a node of another's.
+std::atomic<uint32_t> g_next_serial{1};
 
 // What else a node class key distinguishes besides an operation.
 enum class Shape : uint8_t {
@@ -315,7 +320,6 @@ struct Recorder::Impl {
   std::string failure;
 
   std::vector<Frame> frames;
-  uint32_t next_serial = 1;
   // A direct-mapped cache in front of `cache` for the operations whose
   // operands are all references or literals of their class, by source
   // position; the operators' inline path reads it too (t_fast).
@@ -740,7 +744,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   frame_ = static_cast<uint32_t>(r.frames.size());
   Frame nf;
   nf.fn = fi;
-  nf.serial = r.next_serial++;
+  nf.serial = g_next_serial.fetch_add(1, std::memory_order_relaxed);
   nf.level = frame_ + 1;
   if (!r.frames.empty() && r.frames.back().muted) {
     nf.muted = true;
