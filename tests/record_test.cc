@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "irt/check.h"
+#include "irt/eval.h"
 #include "irt/trace.h"
 #include "test_util.h"
 
@@ -382,6 +383,37 @@ TEST(RecordTest, ValuesOfAnotherRecorderAreConstants) {
     constants += n->kind() == NodeKind::kConstant ? 1 : 0;
   }
   EXPECT_EQ(constants, 1);
+}
+
+// Real with Int promotes to Float64; irt-replay's evaluation of the
+// recorded operations gives the values the program computed.
+Real Mixed(Real x, Int k) {
+  IRT_FUNCTION(mixed, x, k);
+  Real a = x * k + k / Int(4);
+  if (IRT_IF(k < x)) return IRT_RETURN(a - k);
+  return IRT_RETURN(a / k);
+}
+
+TEST(RecordTest, MixedRealAndInt) {
+  auto rec = Recorder::InMemory();
+  Real y = rec->Run(Mixed, 2.5, int64_t{3});
+  ASSERT_TRUE(rec->Finish().ok());
+  EXPECT_EQ(y.value(), (2.5 * 3 + 3 / 4.0) / 3);  // k < x is false
+  Trace t = Checked(*rec, "mixed.fb");
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    if (n->kind() != NodeKind::kPrimitive) continue;
+    std::vector<Value> args;
+    for (size_t k = 0; k < n->num_operands(); ++k) {
+      Operand o = n->operand(k);
+      args.push_back(o.is_ref ? t.node(o.ref)->value() : o.literal);
+    }
+    Result<Value> v = ApplyPrimitive(n->op(), args);
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    EXPECT_EQ(v->kind(), n->value().kind()) << n->op();
+    EXPECT_EQ(v->bits(), n->value().bits()) << n->op();
+  }
 }
 
 TEST(RecordTest, NothingIsRecordedOutsideRun) {

@@ -383,6 +383,16 @@ struct At {
   At(T x, std::source_location l = std::source_location::current()) : a(x), l(l) {}
 };
 
+// The same for an operand that must already be active (mixed Real and
+// Int operations, where a plain number would be ambiguous).
+template <class T>
+struct AtActive {
+  Active<T> a;
+  std::source_location l;
+  AtActive(const Active<T>& x, std::source_location l = std::source_location::current())  // NOLINT
+      : a(x), l(l) {}
+};
+
 }  // namespace detail
 
 // Arithmetic and comparisons, for Real, Real32 and Int: both operands
@@ -424,6 +434,32 @@ IRT_REC_ARITH(int64_t)
 IRT_REC_BINARY(double, /, kDiv, double, a / b)
 IRT_REC_BINARY(float, /, kDiv, float, a / b)
 #undef IRT_REC_ARITH
+
+// Real with Int: the integer promotes to Float64, as the standard set's
+// arithmetic and exact comparisons do.
+#define IRT_REC_MIXED(OP, CODE, R)                                                  \
+  inline Active<R> operator OP(detail::AtActive<double> x, const Int& y) {          \
+    const double a = x.a.v, b = static_cast<double>(y.v);                           \
+    return detail::Apply<R>(detail::Op::CODE, x.l, static_cast<R>(a OP b), x.a, y); \
+  }                                                                                 \
+  inline Active<R> operator OP(detail::AtActive<int64_t> x, const Real& y) {        \
+    const double a = static_cast<double>(x.a.v), b = y.v;                           \
+    return detail::Apply<R>(detail::Op::CODE, x.l, static_cast<R>(a OP b), x.a, y); \
+  }
+IRT_REC_MIXED(+, kAdd, double)
+IRT_REC_MIXED(-, kSub, double)
+IRT_REC_MIXED(*, kMul, double)
+IRT_REC_MIXED(/, kDiv, double)
+IRT_REC_MIXED(<, kLt, bool)
+IRT_REC_MIXED(<=, kLe, bool)
+IRT_REC_MIXED(>, kGt, bool)
+IRT_REC_MIXED(>=, kGe, bool)
+#undef IRT_REC_MIXED
+/// Int / Int is Float64 (the standard `/`).
+inline Real operator/(detail::AtActive<int64_t> x, const Int& y) {
+  return detail::Apply<double>(detail::Op::kDiv, x.l,
+                               static_cast<double>(x.a.v) / static_cast<double>(y.v), x.a, y);
+}
 
 #undef IRT_REC_BINARY
 
