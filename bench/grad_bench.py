@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""irtrace against peer AD tools on the workloads W1-W4: correctness and cost.
+"""irtrace against peer AD tools on the workloads W1-W5: correctness and cost.
 
-For each workload it writes the inputs (.npy for W2 and W4), records the
+For each workload it writes the inputs (.npy for W2, W4 and W5), records the
 workload as a trace with each irtrace producer (today irt-trace on
 bench/ir/), differentiates the trace with irt-grad (whole process: open,
 check, forward pass, sweep), and checks the value and the gradient checksums
-against the reference figures (relative 1e-10 for W1-W3, 1e-9 for W4).
+against the reference figures (relative 1e-10 for W1-W3, 1e-9 for W4 and
+W5).
 irtrace's own figures are printed one per line, as bench/run.py does:
 
     <workload> <figure> <value> <unit>
@@ -27,7 +28,7 @@ With --check only the verification lines are printed, deterministically
 (the golden test tests/golden/irt-grad/workloads.cmd runs that).
 
 Usage: bench/grad_bench.py [--bin build-release/bin] [--work DIR] [--runs N]
-                           [--only W1,W2,W3,W4] [--peers adolc,torch|none]
+                           [--only W1,W2,W3,W4,W5] [--peers adolc,torch|none]
                            [--adolc-w4] [--quick] [--check]
 """
 import argparse
@@ -36,6 +37,7 @@ import json
 import math
 import os
 import pathlib
+import random
 import re
 import shutil
 import statistics
@@ -46,8 +48,9 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
-# Sizes (full, --quick): W1 n, W2 N, W3 depth, W4 batch.
-SIZES = {"W1": (1000000, 10000), "W2": (1000000, 10000), "W3": (30000, 300), "W4": (64, 64)}
+# Sizes (full, --quick): W1 n, W2 N, W3 depth, W4 batch, W5 sequence length.
+SIZES = {"W1": (1000000, 10000), "W2": (1000000, 10000), "W3": (30000, 300), "W4": (64, 64),
+         "W5": (1024, 64)}
 # Relative agreement required between irtrace's gradient and a peer's.
 PEER_TOLERANCE = 1e-9
 
@@ -59,8 +62,13 @@ REFERENCE = {
     "W3": {"value": 47131.932052345037, "grad": 2.6974280488061728},
     "W4": {"value": -1.2095964529703298, "sum": 640.27328067255667, "sum_abs": 27519.485412043319,
            "sum_cos": 112.36621973544, "g7": 0.0036167685995269622, "b3_9": 64.0},
+    # W5 has no published figures: these are PyTorch's (bench/peers/torch_peer.py
+    # W5, torch 1.13 on Debian 12), the gradient with respect to main and extra.
+    "W5": {"value": 0.007585078725969127, "sum": 0.0015707430140498486,
+           "sum_abs": 0.025245694736861578, "sum_cos": -0.002977736478938853,
+           "first": 3.97231216740301e-08, "last": -0.0008730786129048736},
 }
-TOLERANCE = {"W1": 1e-10, "W2": 1e-10, "W3": 1e-10, "W4": 1e-9}
+TOLERANCE = {"W1": 1e-10, "W2": 1e-10, "W3": 1e-10, "W4": 1e-9, "W5": 1e-9}
 
 
 def write_npy(path, shape, values):
@@ -157,7 +165,25 @@ def prepare(name, work, quick):
                 write_npy(path, *files[key])
             names.append(f"@{path}")
         return HERE / "ir/w4_mlp.ir", "mlp", names, "@3,@4,@5,@6,@7,@8"
+    if name == "W5":
+        names = []
+        for key, values in lstm_data(n).items():
+            path = work / f"w5_{key}_{n}.npy"
+            if not path.exists():
+                write_npy(path, [len(values)], values)
+            names.append(f"@{path}")
+        return HERE / "ir/w5_lstm.ir", "lstm", names, "@2,@3"
     raise ValueError(name)
+
+
+def lstm_data(c, b=14, layers=2):
+    """W5's inputs, ADBench's LSTM layout as flat vectors: seeded uniform
+    draws in [-1, 1) from Python's Mersenne Twister (the same on every
+    machine; bench/peers/torch_peer.py draws them the same way)."""
+    rng = random.Random(20260514)
+    draw = lambda k: [2.0 * rng.random() - 1.0 for _ in range(k)]
+    return {"main": draw(layers * 8 * b), "extra": draw(3 * b), "state": draw(layers * 2 * b),
+            "seq": draw(c * b)}
 
 
 def verify(name, result, grads, quick):
@@ -171,7 +197,7 @@ def verify(name, result, grads, quick):
         out.append(("sum_g", math.fsum(g), ref["sum"]))
         out.append(("sum_abs_g", math.fsum(abs(v) for v in g), ref["sum_abs"]))
         out.append(("sum_g_cos_k", math.fsum(v * math.cos(k) for k, v in enumerate(g)), ref["sum_cos"]))
-        if name == "W2":
+        if name in ("W2", "W5"):
             out.append(("g_first", g[0], ref["first"]))
             out.append(("g_last", g[-1], ref["last"]))
         else:
@@ -222,8 +248,8 @@ def record_cpp(name, ctx):
     """The C++ recording front end (bench/cpp/, irt-record-bench): the
     workload written with irt/record.h, recorded in process; the record time
     is the recording alone (best of --runs), writing the trace included."""
-    if ctx.quick:
-        return None  # irt-record-bench records the full sizes only
+    if ctx.quick or name == "W5":
+        return None  # irt-record-bench records W1-W4 at the full sizes only
     bench = ctx.bin.parent / "bench" / "irt-record-bench"
     out_dir = ctx.work / "cpp"
     out_dir.mkdir(exist_ok=True)
@@ -383,8 +409,8 @@ def compare_peer(name, label, mine, peer, theirs):
         [sys.executable, __file__, "--compare", ",".join(mine.grads), str(theirs.grad)],
         check=True, capture_output=True, text=True).stdout)
     agree = rel <= PEER_TOLERANCE
-    form = " (0-dim tensors)" if peer == "torch" and theirs.form == "scalar" else (
-        " (whole tensors)" if peer == "torch" else "")
+    form = {"scalar": " (0-dim tensors)", "vectors": " (vectors of 14)"}.get(
+        theirs.form, " (whole tensors)") if peer == "torch" else ""
     print(f"{name} grad-check    {label} vs {peer}{form}: max relative difference {rel:.2g} "
           f"{'<=' if agree else '>'} {PEER_TOLERANCE:g}, "
           f"{'agree' if agree else 'DISAGREE (no figures)'}", flush=True)
@@ -418,7 +444,7 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "build-release" / "bin"))
     ap.add_argument("--work", default=str(ROOT / "build-bench" / "grad"))
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="W1,W2,W3,W4")
+    ap.add_argument("--only", default="W1,W2,W3,W4,W5")
     ap.add_argument("--peers", default="adolc,torch", help="peers to run, or 'none'")
     ap.add_argument("--adolc-w4", action="store_true",
                     help="run ADOL-C on W4 as well (scalar level: seconds and ~1 GB of tape)")
@@ -461,6 +487,7 @@ def main():
                 tapes = ctx.work / "adolc-tapes"  # ADOL-C writes its tape files here
                 tapes.mkdir(exist_ok=True)
                 # W4 at scalar level is 52 M ADOL-C operations; its peer is PyTorch.
+                # W5 (tensor level, vectors of 14) has no ADOL-C version.
                 only = ("W1", "W2", "W3", "W4") if args.adolc_w4 else ("W1", "W2", "W3")
                 peers["adolc"] = ([str(program)], tapes, only)
         if "torch" in wanted:
@@ -474,7 +501,7 @@ def main():
                       "(apt-get install python3-torch)", flush=True)
             else:
                 peers["torch"] = ([args.python, str(HERE / "peers" / "torch_peer.py")], None,
-                                  ("W1", "W2", "W3", "W4"))
+                                  ("W1", "W2", "W3", "W4", "W5"))
     # The inputs are written by a child process, so that this one stays small:
     # a forked child's peak resident set counts the parent's pages until exec.
     subprocess.run([sys.executable, __file__, "--inputs-only", "--work", str(ctx.work), "--only",

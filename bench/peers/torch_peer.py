@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""PyTorch (eager autograd, one thread) on the benchmark workloads W1-W4.
+"""PyTorch (eager autograd, one thread) on the benchmark workloads W1-W5.
 
-    /usr/bin/python3 bench/peers/torch_peer.py W1|W2|W3|W4 [--size N] [--runs R]
+    /usr/bin/python3 bench/peers/torch_peer.py W1|W2|W3|W4|W5 [--size N] [--runs R]
                                                [--whole] [--scalar] [--grad FILE.npy]
 
-W1, W2 and W4 use whole float64 tensors, as one writes them for PyTorch; W3
+W1, W2 and W4 use whole float64 tensors, as one writes them for PyTorch, and
+W5 (ADBench's LSTM) vectors of 14 per cell and time step, as ADBench's own
+PyTorch version of the objective does; W3
 runs op for op on 0-dim tensors (one graph node per scalar operation, one
 Python call per level, as the IR program does). --scalar runs W1 and W2 op
 for op on 0-dim tensors as well: about 7 us per node each way, W1 takes
@@ -12,11 +14,13 @@ about 20 s and 1.5 GB, W2 at N = 10^6 about 9 GB. Each run builds the graph afre
 "record" is the forward pass with requires_grad, leaves included; "backward"
 is y.backward(). Prints one line of key=value pairs with the best (smallest)
 time of each phase over the runs, in ms; --grad writes the gradient with
-respect to all inputs (W4: W1, b1, W2, b2, W3, b3, flattened) as a 1-D .npy
+respect to all inputs (W4: W1, b1, W2, b2, W3, b3, flattened; W5: the main
+and the extra parameters) as a 1-D .npy
 file. --whole does one run, for timing the whole process.
 """
 import argparse
 import math
+import pathlib
 import sys
 import time
 
@@ -25,7 +29,7 @@ import torch
 
 torch.set_num_threads(1)
 F64 = torch.float64
-DEFAULT_SIZE = {"W1": 1000000, "W2": 1000000, "W3": 30000, "W4": 64}
+DEFAULT_SIZE = {"W1": 1000000, "W2": 1000000, "W3": 30000, "W4": 64, "W5": 1024}
 
 
 def powsum_vec(x, n):  # W1, vectorised over i
@@ -78,6 +82,41 @@ def mlp_data():
     return x, params
 
 
+def lstm_model(weight, bias, hidden, cell, x):  # W5: one layer's cell, diagonal weights
+    b = hidden.shape[0]
+    gates = torch.cat((x, hidden, x, hidden)) * weight + bias
+    forget = torch.sigmoid(gates[:b])
+    ingate = torch.sigmoid(gates[b:2 * b])
+    outgate = torch.sigmoid(gates[2 * b:3 * b])
+    change = torch.tanh(gates[3 * b:])
+    cell = cell * forget + ingate * change
+    return outgate * torch.tanh(cell), cell
+
+
+def lstm(main, extra, state, seq):  # W5: ADBench's LSTM objective; seq is c x b
+    c, b = seq.shape
+    layers = main.reshape(-1, 2, 4 * b)  # per layer: weights, biases
+    w_in, w_out, b_out = extra.reshape(3, b)
+    hc = list(state.reshape(-1, 2, b))  # per layer: hidden, cell
+    total = 0.0
+    for t in range(c - 1):
+        x = seq[t] * w_in
+        for k in range(len(hc)):
+            hc[k] = lstm_model(layers[k][0], layers[k][1], hc[k][0], hc[k][1], x)
+            x = hc[k][0]
+        y = x * w_out + b_out
+        ynorm = y - torch.log(2.0 + torch.exp(y).sum())
+        total = total + (seq[t + 1] * ynorm).sum()
+    return -total / ((c - 1) * b)
+
+
+def lstm_data(c):
+    """W5's inputs, drawn as bench/grad_bench.py draws them."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+    import grad_bench
+    return {k: torch.tensor(v, dtype=F64) for k, v in grad_bench.lstm_data(c).items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", choices=sorted(DEFAULT_SIZE))
@@ -105,6 +144,12 @@ def main():
         sys.setrecursionlimit(2 * n + 1000)
         leaves = lambda: [torch.tensor(0.5, dtype=F64, requires_grad=True)]
         forward = lambda xs: recursion(xs[0], n)
+    elif w == "W5":
+        data = lstm_data(n)
+        seq = data["seq"].reshape(n, -1)
+        leaves = lambda: [data["main"].clone().requires_grad_(True),
+                          data["extra"].clone().requires_grad_(True)]
+        forward = lambda xs: lstm(xs[0], xs[1], data["state"], seq)
     else:
         x, params = mlp_data()
         leaves = lambda: [p.clone().requires_grad_(True) for p in params]
@@ -122,7 +167,8 @@ def main():
         record_ms = min(record_ms, (t1 - t0) * 1e3)
         backward_ms = min(backward_ms, (t2 - t1) * 1e3)
     grad = torch.cat([x.grad.reshape(-1) for x in xs])
-    form = "scalar" if w == "W3" or (args.scalar and w != "W4") else "tensor"
+    form = "scalar" if w == "W3" or (args.scalar and w != "W4") else (
+        "vectors" if w == "W5" else "tensor")
     line = (f"peer=torch form={form} workload={w} size={n} runs={runs} value={float(y)!r} "
             f"record_ms={record_ms:.4f} gradient_ms={backward_ms:.4f} torch={torch.__version__}")
     if grad.numel() == 1:
