@@ -1,0 +1,560 @@
+// irtrace._native: the Python package's binding of libtrace's public API —
+// the trace writer (irt/writer.h), the reader and its call tree
+// (irt/trace.h, irt/graph.h), the printer (irt/print.h) and the derivative
+// engine (irt/grad.h). The recording logic itself is in Python
+// (irtrace/_record.py); this file only converts values and forwards calls.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "irt/control_flow.h"
+#include "irt/grad.h"
+#include "irt/graph.h"
+#include "irt/output.h"
+#include "irt/print.h"
+#include "irt/rules.h"
+#include "irt/trace.h"
+#include "irt/value.h"
+#include "irt/writer.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// Raised for errors of libtrace (a bad trace, a failed write).
+PyObject* g_error = nullptr;
+// Raised when a Python int does not fit in Int64 (an OverflowError).
+PyObject* g_overflow = nullptr;
+
+[[noreturn]] void Throw(const irt::Status& s) {
+  PyErr_SetString(g_error, s.message().c_str());
+  throw py::error_already_set();
+}
+
+template <typename T>
+T Take(irt::Result<T> r) {
+  if (!r.ok()) Throw(r.error());
+  return std::move(r).value();
+}
+
+// ---------------------------------------------------------------------------
+// Python values -> irt::Value
+
+std::optional<irt::DType> DTypeOf(const py::dtype& dt) {
+  char kind = dt.kind();
+  auto size = dt.itemsize();
+  if (kind == 'f' && size == 8) return irt::DType::kF64;
+  if (kind == 'f' && size == 4) return irt::DType::kF32;
+  if (kind == 'i' && size == 8) return irt::DType::kI64;
+  if (kind == 'i' && size == 4) return irt::DType::kI32;
+  if (kind == 'b' && size == 1) return irt::DType::kBool;
+  return std::nullopt;
+}
+
+std::string QualifiedType(py::handle obj) {
+  py::handle t = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
+  std::string mod = py::str(t.attr("__module__"));
+  std::string name = py::str(t.attr("__qualname__"));
+  return mod == "builtins" ? name : mod + "." + name;
+}
+
+struct Converted {
+  irt::Value value;
+  std::string opaque_type;  // set when the value is recorded as its repr
+};
+
+void Convert(py::handle obj, Converted* out, int depth);
+
+irt::Value ToValue(py::handle obj, std::string* opaque_type, int depth) {
+  Converted c;
+  Convert(obj, &c, depth);
+  if (opaque_type != nullptr && opaque_type->empty()) *opaque_type = c.opaque_type;
+  return c.value;
+}
+
+void Convert(py::handle obj, Converted* out, int depth) {
+  PyObject* p = obj.ptr();
+  if (p == Py_None) {
+    out->value = irt::Value::Nothing();
+  } else if (PyBool_Check(p)) {
+    out->value = irt::Value::Bool(p == Py_True);
+  } else if (PyLong_Check(p)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow != 0) {
+      std::string msg = "the int " + std::string(py::str(obj)) + " does not fit in Int64";
+      PyErr_SetString(g_overflow, msg.c_str());
+      throw py::error_already_set();
+    }
+    out->value = irt::Value::I64(v);
+  } else if (PyFloat_Check(p)) {
+    out->value = irt::Value::F64(PyFloat_AS_DOUBLE(p));
+  } else if (PyUnicode_Check(p)) {
+    out->value = irt::Value::String(py::cast<std::string>(obj));
+  } else if (PyTuple_Check(p) && depth < irt::kMaxLiteralDepth) {
+    std::vector<irt::Value> items;
+    for (py::handle item : py::reinterpret_borrow<py::tuple>(obj)) {
+      items.push_back(ToValue(item, &out->opaque_type, depth + 1));
+    }
+    out->value = irt::Value::MakeTuple(std::move(items));
+  } else if (py::isinstance<py::array>(obj)) {
+    auto arr = py::reinterpret_borrow<py::array>(obj);
+    std::optional<irt::DType> dt = DTypeOf(arr.dtype());
+    if (!dt || static_cast<size_t>(arr.ndim()) > irt::kMaxTensorDims) {
+      out->value = irt::Value::String(py::repr(obj));
+      out->opaque_type = QualifiedType(obj) + "{" + std::string(py::str(arr.dtype())) + "}";
+      return;
+    }
+    // A copy in C order, taken now: later mutation of the array does not
+    // change what the trace says it was.
+    py::array c = py::array::ensure(arr, py::array::c_style);
+    irt::Tensor t;
+    t.dtype = *dt;
+    for (py::ssize_t i = 0; i < c.ndim(); ++i) t.shape.push_back(c.shape(i));
+    size_t bytes = static_cast<size_t>(c.nbytes());
+    t.data.resize(bytes);
+    if (bytes > 0) std::memcpy(t.data.data(), c.data(), bytes);
+    out->value = irt::Value::MakeTensor(std::move(t));
+  } else if (py::hasattr(obj, "dtype") && py::isinstance<py::dtype>(obj.attr("dtype")) &&
+             py::hasattr(obj, "item") && !py::hasattr(obj, "__len__")) {
+    // A NumPy scalar (np.float32(1.5), np.int64(2), np.bool_(True)).
+    py::dtype dt = obj.attr("dtype");
+    std::optional<irt::DType> k = DTypeOf(dt);
+    py::object item = obj.attr("item")();
+    if (k == irt::DType::kF32) {
+      out->value = irt::Value::F32(static_cast<float>(py::cast<double>(item)));
+    } else if (k) {
+      Convert(item, out, depth);
+    } else {
+      out->value = irt::Value::String(py::repr(obj));
+      out->opaque_type = QualifiedType(obj);
+    }
+  } else if (PyFunction_Check(p) || PyCFunction_Check(p)) {
+    out->value = irt::Value::Function(py::str(obj.attr("__qualname__")));
+  } else {
+    out->value = irt::Value::String(py::repr(obj));
+    out->opaque_type = QualifiedType(obj);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// irt::Value -> Python values
+
+py::object FromValue(const irt::Value& v) {
+  switch (v.kind()) {
+    case irt::VKind::kNone:
+    case irt::VKind::kNothing:
+      return py::none();
+    case irt::VKind::kBool:
+      return py::bool_(v.as_bool());
+    case irt::VKind::kI64:
+      return py::int_(v.as_i64());
+    case irt::VKind::kF64:
+      return py::float_(v.as_f64());
+    case irt::VKind::kF32:
+      return py::module_::import("numpy").attr("float32")(v.as_f32());
+    case irt::VKind::kString:
+    case irt::VKind::kFunction:
+      return py::str(v.str());
+    case irt::VKind::kTuple: {
+      py::tuple t(v.tuple().size());
+      for (size_t i = 0; i < v.tuple().size(); ++i) t[i] = FromValue(v.tuple()[i]);
+      return t;
+    }
+    case irt::VKind::kTensor: {
+      const irt::Tensor& t = v.tensor();
+      const char* fmt = "f8";
+      switch (t.dtype) {
+        case irt::DType::kF64:
+          fmt = "f8";
+          break;
+        case irt::DType::kF32:
+          fmt = "f4";
+          break;
+        case irt::DType::kI64:
+          fmt = "i8";
+          break;
+        case irt::DType::kI32:
+          fmt = "i4";
+          break;
+        case irt::DType::kBool:
+          fmt = "?";
+          break;
+      }
+      py::array a(py::dtype(fmt), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+      if (!t.data.empty()) std::memcpy(a.mutable_data(), t.data.data(), t.data.size());
+      return a;
+    }
+  }
+  return py::none();
+}
+
+// ---------------------------------------------------------------------------
+// The writer
+
+class Writer {
+ public:
+  // `path` empty: the trace is kept in memory (bytes()).
+  Writer(const std::string& path, const std::string& producer, const std::string& version) {
+    if (path.empty()) {
+      out_ = irt::Output::Memory();
+    } else {
+      out_ = Take(irt::Output::Open(path));
+    }
+    irt::WriterOptions o;
+    o.producer_name = producer;
+    o.producer_version = version;
+    w_ = std::make_unique<irt::TraceWriter>(out_.get(), o);
+  }
+
+  // operands: one item per operand, None for a reference, else a 1-tuple
+  // holding the literal.
+  uint32_t DefineClass(int kind, const std::string& op, uint32_t block, uint32_t pos, uint32_t aux,
+                       uint32_t line, uint32_t col, bool has_condition, bool taken_when,
+                       const py::list& operands) {
+    irt::ClassSpec s;
+    s.kind = static_cast<irt::NodeKind>(kind);
+    s.op = op;
+    s.block = block;
+    s.pos = pos;
+    s.aux = aux;
+    s.line = line;
+    s.col = static_cast<uint16_t>(std::min<uint32_t>(col, 0xFFFF));
+    s.has_condition = has_condition;
+    s.condition_taken_when = taken_when;
+    for (py::handle o : operands) {
+      if (o.is_none()) {
+        s.operands.push_back(irt::OperandSpec::Ref());
+      } else {
+        s.operands.push_back(irt::OperandSpec::Literal(
+            ToValue(py::reinterpret_borrow<py::tuple>(o)[0], nullptr, 0)));
+      }
+    }
+    return w_->DefineClass(std::move(s));
+  }
+
+  void RegisterFunction(const std::string& name, const std::string& text) {
+    w_->RegisterFunction(name, text);
+  }
+
+  // branches: (block, pos, target, conditional, condition, taken_when) each.
+  void RegisterControlFlow(
+      const std::string& name, uint32_t blocks,
+      const std::vector<std::tuple<uint32_t, uint32_t, uint32_t, bool, uint32_t, bool>>& branches) {
+    irt::ControlFlow cf;
+    cf.blocks = blocks;
+    for (const auto& [b, p, t, c, cond, tw] : branches) {
+      cf.branches.push_back(irt::BranchFact{b, p, t, c, cond, tw});
+    }
+    std::string why = irt::CheckControlFlow(cf);
+    if (!why.empty()) throw py::value_error("control-flow facts of " + name + ": " + why);
+    w_->RegisterControlFlow(name, std::move(cf));
+  }
+
+  uint64_t Append(uint32_t cls, py::handle value, const py::tuple& refs) {
+    NodeIds ids(refs);
+    PyObject* p = value.ptr();
+    uint64_t id;
+    if (PyFloat_CheckExact(p)) {
+      double d = PyFloat_AS_DOUBLE(p);
+      uint64_t bits;
+      std::memcpy(&bits, &d, 8);
+      id = w_->AppendScalar(cls, irt::VKind::kF64, bits, ids.data(), ids.size());
+    } else if (PyBool_Check(p)) {
+      id = w_->AppendScalar(cls, irt::VKind::kBool, p == Py_True ? 1 : 0, ids.data(), ids.size());
+    } else {
+      std::string opaque;
+      irt::Value v = ToValue(value, &opaque, 0);
+      id = w_->Append(cls, v, std::span<const irt::NodeId>(ids.data(), ids.size()));
+      if (!opaque.empty()) w_->AddMeta("python_type", irt::Value::String(opaque));
+    }
+    Check();
+    return id;
+  }
+
+  // A node without a value (Jump, Call marker, Error).
+  uint64_t Mark(uint32_t cls, const py::tuple& refs) {
+    NodeIds ids(refs);
+    uint64_t id =
+        w_->Append(cls, irt::Value(), std::span<const irt::NodeId>(ids.data(), ids.size()));
+    Check();
+    return id;
+  }
+
+  void AddMeta(const std::string& key, py::handle v) { w_->AddMeta(key, ToValue(v, nullptr, 0)); }
+  void AddTraceMeta(const std::string& key, py::handle v) {
+    w_->AddTraceMeta(key, ToValue(v, nullptr, 0));
+  }
+  uint32_t Depth() const { return w_->depth(); }
+
+  // Finishes the trace; returns its bytes for an in-memory writer.
+  py::object Finish() {
+    irt::Status s = w_->Finish();
+    if (!s.ok()) Throw(s);
+    s = out_->Commit();
+    if (!s.ok()) Throw(s);
+    if (out_->path().empty() || out_->memory().size() > 0) {
+      return py::bytes(out_->memory());
+    }
+    return py::none();
+  }
+
+ private:
+  struct NodeIds {
+    explicit NodeIds(const py::tuple& refs) : n(refs.size()) {
+      if (n > kInline) heap.resize(n);
+      irt::NodeId* d = data();
+      for (size_t i = 0; i < n; ++i) d[i] = PyLong_AsUnsignedLongLong(refs[i].ptr());
+    }
+    irt::NodeId* data() { return n > kInline ? heap.data() : inline_; }
+    uint32_t size() const { return static_cast<uint32_t>(n); }
+    static constexpr size_t kInline = 8;
+    size_t n;
+    irt::NodeId inline_[kInline];
+    std::vector<irt::NodeId> heap;
+  };
+  void Check() {
+    if (!w_->status().ok()) Throw(w_->status());
+  }
+  std::unique_ptr<irt::Output> out_;
+  std::unique_ptr<irt::TraceWriter> w_;
+};
+
+// ---------------------------------------------------------------------------
+// The reader
+
+struct TraceHandle {
+  std::string bytes;  // for a trace read from memory
+  std::unique_ptr<irt::Trace> trace;
+};
+
+class Node;
+
+class PyTrace {
+ public:
+  static PyTrace Open(const std::string& path) {
+    auto h = std::make_shared<TraceHandle>();
+    h->trace = std::make_unique<irt::Trace>(Take(irt::Trace::Open(path)));
+    return PyTrace(h);
+  }
+  static PyTrace FromBytes(const py::bytes& b, const std::string& name) {
+    auto h = std::make_shared<TraceHandle>();
+    h->bytes = b;
+    h->trace = std::make_unique<irt::Trace>(Take(irt::Trace::FromBytes(
+        reinterpret_cast<const uint8_t*>(h->bytes.data()), h->bytes.size(), name)));
+    return PyTrace(h);
+  }
+  explicit PyTrace(std::shared_ptr<TraceHandle> h) : h_(std::move(h)) {}
+  const irt::Trace& t() const { return *h_->trace; }
+  std::shared_ptr<TraceHandle> handle() const { return h_; }
+
+  std::string Print(uint32_t levels, const std::string& node, bool meta) const {
+    irt::PrintOptions o;
+    o.levels = levels;
+    o.node_path = node;
+    o.show_meta = meta;
+    auto out = irt::Output::Memory();
+    irt::Status s = irt::PrintText(t(), o, *out);
+    if (!s.ok()) Throw(s);
+    s = out->Commit();
+    if (!s.ok()) Throw(s);
+    return out->memory();
+  }
+  std::string Json(uint32_t levels) const {
+    irt::PrintOptions o;
+    o.levels = levels;
+    auto out = irt::Output::Memory();
+    irt::Status s = irt::PrintJson(t(), o, *out);
+    if (!s.ok()) Throw(s);
+    s = out->Commit();
+    if (!s.ok()) Throw(s);
+    return out->memory();
+  }
+  py::dict Meta() const {
+    py::dict d;
+    for (const irt::MetaEntry& m : t().trace_meta())
+      d[py::str(std::string(m.key))] = FromValue(m.value);
+    return d;
+  }
+
+ private:
+  std::shared_ptr<TraceHandle> h_;
+};
+
+class Node {
+ public:
+  Node(std::shared_ptr<TraceHandle> h, irt::Child c, std::shared_ptr<const Node> parent)
+      : h_(std::move(h)), c_(c), parent_(std::move(parent)) {}
+  const irt::Trace& t() const { return *h_->trace; }
+  irt::NodeView view() const { return Take(t().node(c_.id)); }
+
+  uint64_t id() const { return c_.id; }
+  std::string Kind() const { return std::string(irt::NodeKindName(view().kind())); }
+  std::string Op() const { return std::string(view().op()); }
+  bool IsCall() const { return c_.is_call(); }
+  py::object Value() const {
+    // A call's value is the value its Return gives.
+    irt::NodeView v = c_.is_call() ? Take(t().node(c_.end)) : view();
+    return FromValue(v.value());
+  }
+  py::dict Location() const {
+    irt::Location l = view().location();
+    py::dict d;
+    d["block"] = l.block;
+    d["pos"] = l.pos;
+    d["is_branch"] = l.is_branch;
+    d["line"] = l.line;
+    d["col"] = l.col;
+    return d;
+  }
+  py::dict Meta() const {
+    py::dict d;
+    for (const irt::MetaEntry& m : view().meta()) {
+      d[py::str(std::string(m.key))] = FromValue(m.value);
+    }
+    return d;
+  }
+  py::list Operands() const {
+    irt::NodeView v = view();
+    py::list l;
+    for (size_t i = 0; i < v.num_operands(); ++i) {
+      irt::Operand o = v.operand(i);
+      if (o.is_ref) {
+        l.append(py::make_tuple("ref", o.ref));
+      } else {
+        l.append(py::make_tuple("literal", FromValue(o.literal)));
+      }
+    }
+    return l;
+  }
+  static std::vector<Node> Children(const std::shared_ptr<const Node>& self) {
+    std::vector<Node> out;
+    if (!self->c_.is_call()) return out;
+    for (const irt::Child& c : Take(irt::Children(self->t(), self->c_))) {
+      out.emplace_back(self->h_, c, self);
+    }
+    return out;
+  }
+  std::optional<Node> Parent() const {
+    if (!parent_) return std::nullopt;
+    return *parent_;
+  }
+
+ private:
+  std::shared_ptr<TraceHandle> h_;
+  irt::Child c_;
+  std::shared_ptr<const Node> parent_;  // the call whose body holds this node
+};
+
+py::dict Grad(const PyTrace& tr, const std::string& rules_path, const std::vector<uint32_t>& wrt,
+              bool forward, const std::vector<std::pair<uint32_t, py::object>>& tangents) {
+  irt::RuleSet rules = Take(irt::RuleSet::Load(rules_path));
+  irt::GradOptions o;
+  o.mode = forward ? irt::GradMode::kForward : irt::GradMode::kReverse;
+  o.wrt = wrt;
+  for (const auto& [p, v] : tangents) o.tangents.emplace_back(p, ToValue(v, nullptr, 0));
+  irt::GradResult r = Take(irt::Differentiate(tr.t(), rules, o));
+  auto out = irt::Output::Memory();
+  irt::Status s = irt::PrintGradient(r, {}, *out);
+  if (!s.ok()) Throw(s);
+  s = out->Commit();
+  if (!s.ok()) Throw(s);
+  py::dict d;
+  d["function"] = r.function;
+  d["result"] = FromValue(r.result);
+  d["tangent"] = FromValue(r.tangent);
+  py::list args;
+  for (const irt::ArgumentDerivative& a : r.arguments) {
+    py::dict ad;
+    ad["pos"] = a.pos;
+    ad["value"] = FromValue(a.value);
+    ad["differentiable"] = a.differentiable;
+    ad["chosen"] = a.chosen;
+    ad["derivative"] = FromValue(a.derivative);
+    args.append(ad);
+  }
+  d["arguments"] = args;
+  d["text"] = out->memory();
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "libtrace's writer, reader, printer and derivative engine";
+  static py::exception<std::runtime_error> err(m, "TraceError");
+  g_error = err.ptr();
+  static py::exception<std::overflow_error> overflow(m, "Int64Overflow", PyExc_OverflowError);
+  g_overflow = overflow.ptr();
+
+  m.attr("KIND_ARGUMENT") = static_cast<int>(irt::NodeKind::kArgument);
+  m.attr("KIND_CONSTANT") = static_cast<int>(irt::NodeKind::kConstant);
+  m.attr("KIND_PRIMITIVE") = static_cast<int>(irt::NodeKind::kPrimitive);
+  m.attr("KIND_CALL") = static_cast<int>(irt::NodeKind::kCall);
+  m.attr("KIND_SPECIAL") = static_cast<int>(irt::NodeKind::kSpecial);
+  m.attr("KIND_JUMP") = static_cast<int>(irt::NodeKind::kJump);
+  m.attr("KIND_RETURN") = static_cast<int>(irt::NodeKind::kReturn);
+  m.attr("KIND_ERROR") = static_cast<int>(irt::NodeKind::kError);
+#ifdef IRT_VERSION
+  m.attr("__version__") = IRT_VERSION;
+#endif
+
+  py::class_<Writer>(m, "Writer")
+      .def(py::init<const std::string&, const std::string&, const std::string&>(), py::arg("path"),
+           py::arg("producer"), py::arg("version"))
+      .def("define_class", &Writer::DefineClass)
+      .def("register_function", &Writer::RegisterFunction)
+      .def("register_control_flow", &Writer::RegisterControlFlow)
+      .def("append", &Writer::Append)
+      .def("mark", &Writer::Mark)
+      .def("add_meta", &Writer::AddMeta)
+      .def("add_trace_meta", &Writer::AddTraceMeta)
+      .def("depth", &Writer::Depth)
+      .def("finish", &Writer::Finish);
+
+  py::class_<Node, std::shared_ptr<Node>>(m, "Node")
+      .def_property_readonly("id", &Node::id)
+      .def_property_readonly("kind", &Node::Kind)
+      .def_property_readonly("op", &Node::Op)
+      .def_property_readonly("is_call", &Node::IsCall)
+      .def_property_readonly("value", &Node::Value)
+      .def_property_readonly("location", &Node::Location)
+      .def_property_readonly("metadata", &Node::Meta)
+      .def_property_readonly("operands", &Node::Operands)
+      .def_property_readonly("children",
+                             [](const std::shared_ptr<Node>& n) { return Node::Children(n); })
+      .def_property_readonly("parent", &Node::Parent);
+
+  py::class_<PyTrace>(m, "Trace")
+      .def_static("open", &PyTrace::Open)
+      .def_static("from_bytes", &PyTrace::FromBytes)
+      .def_property_readonly("root",
+                             [](const PyTrace& t) {
+                               return std::make_shared<Node>(t.handle(), Take(irt::RootCall(t.t())),
+                                                             nullptr);
+                             })
+      .def_property_readonly("size", [](const PyTrace& t) { return t.t().size(); })
+      .def_property_readonly("complete", [](const PyTrace& t) { return t.t().complete(); })
+      .def_property_readonly("metadata", &PyTrace::Meta)
+      .def_property_readonly("producer",
+                             [](const PyTrace& t) { return std::string(t.t().producer_name()); })
+      .def("function_ir",
+           [](const PyTrace& t, const std::string& name) -> std::optional<std::string> {
+             auto ir = t.t().FunctionIR(name, 0);
+             if (!ir) return std::nullopt;
+             return std::string(*ir);
+           })
+      .def("print", &PyTrace::Print, py::arg("levels") = 0, py::arg("node") = "",
+           py::arg("meta") = true)
+      .def("json", &PyTrace::Json, py::arg("levels") = 0);
+
+  m.def("grad", &Grad, py::arg("trace"), py::arg("rules"), py::arg("wrt"), py::arg("forward"),
+        py::arg("tangents"));
+}
