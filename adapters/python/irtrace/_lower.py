@@ -1,0 +1,721 @@
+"""Lowering of a Python function's AST to IRTools-style SSA blocks.
+
+The function's source (inspect.getsource) is parsed with `ast` and turned
+into blocks with block arguments at loop headers and joins, by Braun et
+al.'s construction ("Simple and Efficient Construction of Static Single
+Assignment Form", 2013; Myia does the same for Python). The result gives
+the IR text stored in the trace, the control-flow facts of the format and
+the static description (block, SSA id, operands, source position) of every
+node the function's calls record. Unsupported syntax is refused here,
+before anything runs, with file:line:col, the construct and a hint.
+"""
+import ast
+import inspect
+import json
+import math
+import textwrap
+
+
+class UnsupportedSyntax(SyntaxError):
+    """A construct the Python adapter does not trace (see irtrace's README)."""
+
+
+# Binary operators: Python's symbol, the standard operation recorded.
+BINOPS = {
+    ast.Add: ("+", "+"), ast.Sub: ("-", "-"), ast.Mult: ("*", "*"), ast.Div: ("/", "/"),
+    ast.Pow: ("**", "^"), ast.MatMult: ("@", "matmul"), ast.FloorDiv: ("//", "fld"),
+    ast.Mod: ("%", "mod"), ast.BitAnd: ("&", "&"), ast.BitOr: ("|", "|"),
+    ast.BitXor: ("^", "xor"),
+}
+CMPOPS = {
+    ast.Lt: ("<", "<"), ast.LtE: ("<=", "<="), ast.Gt: (">", ">"), ast.GtE: (">=", ">="),
+    ast.Eq: ("==", "=="), ast.NotEq: ("!=", "!="), ast.Is: ("is", "is"),
+    ast.IsNot: ("is not", "is not"), ast.In: ("in", "in"), ast.NotIn: ("not in", "not in"),
+}
+INFIX = {"+", "-", "*", "/", "^", "<", "<=", ">", ">=", "==", "!=", "&", "|"}
+
+UNSUPPORTED_STMTS = {
+    ast.Try: ("'try' statements", "move the try into a helper that is not traced"),
+    ast.With: ("'with' statements", "move the with block into a helper"),
+    ast.Raise: ("'raise' statements", "raise from a helper, or let a primitive fail"),
+    ast.Assert: ("'assert' statements", "use an if with a helper that raises"),
+    ast.Global: ("'global' declarations", "pass the value as an argument"),
+    ast.Nonlocal: ("'nonlocal' declarations", "pass the value as an argument"),
+    ast.Delete: ("'del' statements", "leave the variable alone"),
+    ast.Import: ("imports inside a traced function", "import at module level"),
+    ast.ImportFrom: ("imports inside a traced function", "import at module level"),
+    ast.FunctionDef: ("nested 'def'", "define the helper at module level"),
+    ast.AsyncFunctionDef: ("'async def'", "trace a synchronous function"),
+    ast.ClassDef: ("'class' inside a traced function", "define the class at module level"),
+    ast.AsyncFor: ("'async for'", "trace a synchronous function"),
+    ast.AsyncWith: ("'async with'", "trace a synchronous function"),
+}
+if hasattr(ast, "Match"):
+    UNSUPPORTED_STMTS[ast.Match] = ("'match' statements", "use if/elif/else")
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED_STMTS[ast.TryStar] = ("'try' statements", "move the try into a helper")
+
+UNSUPPORTED_EXPRS = {
+    ast.BoolOp: ("'and'/'or'", "use nested if statements"),
+    ast.IfExp: ("conditional expressions (x if c else y)", "use an if statement"),
+    ast.Lambda: ("lambda", "define the function at module level"),
+    ast.ListComp: ("list comprehensions", "use a for loop over range"),
+    ast.SetComp: ("set comprehensions", "use a for loop over range"),
+    ast.DictComp: ("dict comprehensions", "use a for loop over range"),
+    ast.GeneratorExp: ("generator expressions", "use a for loop over range"),
+    ast.Yield: ("'yield' (generators)", "trace a function that returns its result"),
+    ast.YieldFrom: ("'yield from' (generators)", "trace a function that returns its result"),
+    ast.Await: ("'await'", "trace a synchronous function"),
+    ast.NamedExpr: ("assignment expressions (:=)", "assign in a statement of its own"),
+    ast.Starred: ("starred arguments", "pass the arguments one by one"),
+    ast.List: ("list displays", "use a tuple or a NumPy array made by a helper"),
+    ast.Dict: ("dict displays", "build the dict in a helper"),
+    ast.Set: ("set displays", "build the set in a helper"),
+    ast.JoinedStr: ("f-strings", "format the text in a helper"),
+    ast.Slice: ("slices", "index with integers, or slice in a helper"),
+}
+
+
+# ---------------------------------------------------------------------------
+# The SSA form
+
+class Const:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+UNDEF = Const(None)  # a variable not assigned on some path: None there
+
+
+class Val:
+    ssa = 0
+
+
+class Param(Val):
+    def __init__(self, index, name, line, col):
+        self.index, self.name, self.line, self.col = index, name, line, col
+
+
+class Phi(Val):
+    def __init__(self, block, var):
+        self.block, self.var, self.ops, self.replaced = block, var, [], None
+
+
+class Stmt(Val):
+    """kind: 'op' (operator: pyop is its Python form), 'call' (callee
+    resolved at run time), 'method' (a method of the first operand),
+    'global' (a global or closure value, recorded as a Constant)."""
+
+    def __init__(self, kind, name, args, node, fn, pyop=None, callee=None):
+        self.kind, self.name, self.args, self.pyop, self.callee = kind, name, args, pyop, callee
+        self.line, self.col = fn.pos(node)
+        self.block = None
+
+
+class Branch:
+    def __init__(self, target, cond, node, fn, ret=None):
+        self.target, self.cond, self.ret = target, cond, ret  # ret: the returned operand
+        self.line, self.col = fn.pos(node)
+        self.args = []
+        self.pos = 0
+
+
+class Block:
+    def __init__(self):
+        self.stmts, self.branches, self.preds = [], [], []
+        self.sealed, self.incomplete, self.defs, self.phis = False, {}, {}, []
+        self.number = 0
+
+
+def res(v):
+    while isinstance(v, Phi) and v.replaced is not None:
+        v = v.replaced
+    return v
+
+
+# ---------------------------------------------------------------------------
+# Lowering
+
+class Lowered:
+    """A lowered function: blocks numbered from 1, SSA ids assigned."""
+
+
+class Lowerer:
+    def __init__(self, fn):
+        self.fn = fn
+        code = fn.__code__
+        self.file = code.co_filename
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise UnsupportedSyntax(f"{self.file}: no source for {fn.__qualname__}: {e}") from None
+        src = "".join(lines)
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        self.line0, self.col0 = first - 1, indent
+        self.src_lines = lines
+        tree = ast.parse(textwrap.dedent(src))
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            self.fail(fdef, "this kind of function (lambda or async)", "trace a plain 'def'")
+        self.fdef = fdef
+        self.free = set(code.co_freevars)
+        self.blocks_placed = []
+        self.loops = []
+        self.nvars = 0
+
+    def pos(self, node):
+        return node.lineno + self.line0, node.col_offset + self.col0 + 1
+
+    def fail(self, node, what, hint):
+        line, col = self.pos(node)
+        text = self.src_lines[node.lineno - 1].rstrip("\n") if node.lineno <= len(self.src_lines) else ""
+        msg = (f"{self.file}:{line}:{col}: {what} are not supported in traced functions\n"
+               f"    {line} | {text}\n    {' ' * len(str(line))} | {' ' * (col - 1)}^\n"
+               f"hint: {hint}")
+        raise UnsupportedSyntax(msg)
+
+    # -- SSA variables (Braun et al.) --
+    def write(self, var, block, v):
+        block.defs[var] = v
+
+    def read(self, var, block):
+        if var in block.defs:
+            return block.defs[var]
+        if not block.sealed:
+            v = Phi(block, var)
+            block.incomplete[var] = v
+            block.phis.append(v)
+        elif len(block.preds) == 1:
+            v = self.read(var, block.preds[0][0])
+        elif not block.preds:
+            v = UNDEF
+        else:
+            v = Phi(block, var)
+            block.phis.append(v)
+            block.defs[var] = v
+            self.add_ops(v)
+        block.defs[var] = v
+        return v
+
+    def add_ops(self, phi):
+        for pred, _ in phi.block.preds:
+            phi.ops.append(self.read(phi.var, pred))
+
+    def seal(self, block):
+        for phi in block.incomplete.values():
+            self.add_ops(phi)
+        block.incomplete = {}
+        block.sealed = True
+
+    def place(self, block):
+        self.blocks_placed.append(block)
+        self.cur = block
+
+    def br(self, target, cond, node, ret=None):
+        b = Branch(target, cond, node, self, ret)
+        self.cur.branches.append(b)
+        if target is not None:
+            target.preds.append((self.cur, b))
+        return b
+
+    def emit(self, s):
+        s.block = self.cur
+        self.cur.stmts.append(s)
+        return s
+
+    # -- the function --
+    def run(self):
+        a = self.fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            self.fail(self.fdef, "'*args', '**kwargs', keyword-only and positional-only parameters",
+                      "use plain positional parameters")
+        assigned = {arg.arg for arg in a.args}
+        for node in ast.walk(self.fdef):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+            if isinstance(node, ast.Name) and node.id.startswith("_irt_"):
+                self.fail(node, "names starting with _irt_", "rename the variable")
+        self.locals = assigned
+        entry = Block()
+        entry.sealed = True
+        self.place(entry)
+        self.params = [Param(0, self.fn.__qualname__, *self.pos(self.fdef))]
+        for i, arg in enumerate(a.args):
+            p = Param(i + 1, arg.arg, *self.pos(arg))
+            self.params.append(p)
+            self.write(arg.arg, entry, p)
+        body = self.fdef.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]  # the docstring
+        self.body(body)
+        if self.cur is not None:
+            last = self.fdef.body[-1] if self.fdef.body else self.fdef
+            self.br(None, None, last, ret=Const(None))
+        return self.finish()
+
+    def body(self, stmts):
+        for s in stmts:
+            if self.cur is None:
+                return  # unreachable after a return, break or continue
+            self.stmt(s)
+
+    def stmt(self, s):
+        t = type(s)
+        if t in UNSUPPORTED_STMTS:
+            what, hint = UNSUPPORTED_STMTS[t]
+            self.fail(s, what, hint)
+        if t is ast.Expr:
+            if isinstance(s.value, ast.Constant):
+                return
+            self.expr(s.value)
+        elif t is ast.Pass:
+            pass
+        elif t is ast.Assign:
+            self.assign(s.targets, s.value)
+        elif t is ast.AnnAssign:
+            if s.value is None:
+                return
+            self.assign([s.target], s.value)
+        elif t is ast.AugAssign:
+            if not isinstance(s.target, ast.Name):
+                self.fail(s, "augmented assignment to subscripts and attributes",
+                          "assign to a plain variable")
+            if type(s.op) not in BINOPS:
+                self.fail(s, f"the operator {type(s.op).__name__}", "use a helper")
+            pyop, name = BINOPS[type(s.op)]
+            left = self.load_name(s.target)
+            v = self.emit(Stmt("op", name, [left, self.expr(s.value)], s, self, pyop=pyop))
+            self.write(s.target.id, self.cur, v)
+        elif t is ast.If:
+            self.lower_if(s)
+        elif t is ast.While:
+            self.lower_while(s)
+        elif t is ast.For:
+            self.lower_for(s)
+        elif t is ast.Break:
+            if not self.loops:
+                self.fail(s, "'break' outside a loop", "remove it")
+            self.br(self.loops[-1]["exit"], None, s)
+            self.cur = None
+        elif t is ast.Continue:
+            if not self.loops:
+                self.fail(s, "'continue' outside a loop", "remove it")
+            self.next_iteration(self.loops[-1], s)
+        elif t is ast.Return:
+            v = Const(None) if s.value is None else self.expr(s.value)
+            self.br(None, None, s, ret=v)
+            self.cur = None
+        else:
+            self.fail(s, f"'{t.__name__}' statements", "move it into a helper")
+
+    def assign(self, targets, value):
+        for tgt in targets:
+            if isinstance(tgt, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in tgt.elts):
+                if isinstance(value, ast.Tuple) and len(value.elts) == len(tgt.elts) and \
+                        len(targets) == 1:
+                    vals = [self.expr(e) for e in value.elts]
+                else:
+                    whole = self.expr(value)
+                    vals = [self.emit(Stmt("op", "getitem", [whole, Const(i)], value, self,
+                                           pyop="[]"))
+                            for i in range(len(tgt.elts))]
+                for e, v in zip(tgt.elts, vals):
+                    if not isinstance(e, ast.Name):
+                        self.fail(e, "assignment to subscripts and attributes",
+                                  "compute the new value in a helper")
+                    self.write(e.id, self.cur, v)
+                continue
+            if not isinstance(tgt, ast.Name):
+                self.fail(tgt, "assignment to subscripts and attributes (mutation)",
+                          "compute the new value in a helper, or use NumPy functions")
+        plain = [t for t in targets if isinstance(t, ast.Name)]
+        if plain:
+            v = self.expr(value)
+            for tgt in plain:
+                self.write(tgt.id, self.cur, v)
+
+    # -- control flow --
+    def cond(self, test):
+        if isinstance(test, (ast.Compare, ast.Constant)) or \
+                (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+            return self.expr(test)
+        v = self.expr(test)
+        return self.emit(Stmt("op", "bool", [v], test, self, pyop="bool"))
+
+    def simple_return(self, stmts):
+        if len(stmts) != 1 or not isinstance(stmts[0], ast.Return):
+            return False
+        v = stmts[0].value
+        return v is None or isinstance(v, ast.Constant) or \
+            (isinstance(v, ast.Name) and v.id in self.locals)
+
+    def lower_if(self, s):
+        c = self.cond(s.test)
+        else_b = Block() if s.orelse else None
+        join = Block()
+        if self.simple_return(s.body):
+            self.br(else_b or join, c, s)
+            self.stmt(s.body[0])
+        else:
+            then_b = Block()
+            self.br(else_b or join, c, s)
+            self.br(then_b, None, s)
+            self.seal(then_b)
+            self.place(then_b)
+            self.body(s.body)
+            if self.cur is not None:
+                self.br(join, None, s.body[-1])
+        if else_b is not None:
+            self.seal(else_b)
+            self.place(else_b)
+            self.body(s.orelse)
+            if self.cur is not None:
+                self.br(join, None, s.orelse[-1])
+        self.seal(join)
+        if join.preds:
+            self.place(join)
+        else:
+            self.cur = None
+
+    def loop(self, s, header, exit_b, c, info):
+        body_b = Block()
+        if isinstance(c, Const) and c.value is True:
+            self.br(body_b, None, s)
+        else:
+            self.br(exit_b, c, s)
+            self.br(body_b, None, s)
+        self.seal(body_b)
+        self.place(body_b)
+        info.update(header=header, exit=exit_b)
+        self.loops.append(info)
+        if "counter" in info:
+            self.write(info["target"], self.cur, self.read(info["counter"], self.cur))
+        self.body(s.body)
+        if self.cur is not None:
+            self.next_iteration(info, s.body[-1])
+        self.loops.pop()
+        self.seal(header)
+        self.seal(exit_b)
+        if exit_b.preds:
+            self.place(exit_b)
+        else:
+            self.cur = None
+
+    def next_iteration(self, info, node):
+        if "counter" in info:
+            cur_i = self.read(info["counter"], self.cur)
+            nxt = self.emit(Stmt("op", "+", [cur_i, Const(info["step"])], info["node"], self,
+                                 pyop="+"))
+            self.write(info["counter"], self.cur, nxt)
+        self.br(info["header"], None, node)
+        self.cur = None
+
+    def lower_while(self, s):
+        if s.orelse:
+            self.fail(s, "'while ... else'", "use a flag variable")
+        header, exit_b = Block(), Block()
+        self.br(header, None, s)
+        self.place(header)
+        c = self.cond(s.test)
+        self.loop(s, header, exit_b, c, {"node": s})
+
+    def lower_for(self, s):
+        if s.orelse:
+            self.fail(s, "'for ... else'", "use a flag variable")
+        it = s.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and
+                it.func.id == "range" and "range" not in self.locals and not it.keywords and
+                1 <= len(it.args) <= 3):
+            self.fail(it, "'for' loops over anything but range(...)",
+                      "loop over range(len(xs)) and index, or use a while loop")
+        if not isinstance(s.target, ast.Name):
+            self.fail(s.target, "'for' targets other than one variable", "use one loop variable")
+        args = it.args
+        step = 1
+        if len(args) == 3:
+            st = self.literal(args[2])
+            if not isinstance(st, int) or isinstance(st, bool) or st == 0:
+                self.fail(args[2], "range steps other than nonzero integer literals",
+                          "use a while loop")
+            step = st
+        start = self.expr(args[0]) if len(args) >= 2 else Const(0)
+        stop = self.expr(args[1] if len(args) >= 2 else args[0])
+        self.nvars += 1
+        counter = f".for{self.nvars}"
+        self.write(counter, self.cur, start)
+        header, exit_b = Block(), Block()
+        self.br(header, None, s)
+        self.place(header)
+        op = "<" if step > 0 else ">"
+        c = self.emit(Stmt("op", op, [self.read(counter, header), stop], s, self, pyop=op))
+        self.loop(s, header, exit_b, c, {"node": s, "counter": counter, "step": step,
+                                         "target": s.target.id})
+
+    # -- expressions --
+    def literal(self, e):
+        if isinstance(e, ast.Constant):
+            return e.value
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and \
+                isinstance(e.operand, ast.Constant) and type(e.operand.value) in (int, float):
+            return -e.operand.value
+        return None
+
+    def load_name(self, e):
+        if e.id in self.locals:
+            v = self.read(e.id, self.cur)
+            if v is UNDEF:
+                self.fail(e, f"reading '{e.id}' before any assignment",
+                          "assign the variable first")
+            return v
+        return self.emit(Stmt("global", e.id, [], e, self,
+                              callee=("cell" if e.id in self.free else "name", e.id)))
+
+    def dotted(self, e):
+        """The dotted name of a global attribute chain (math.sin), or None."""
+        parts = []
+        while isinstance(e, ast.Attribute):
+            parts.append(e.attr)
+            e = e.value
+        if isinstance(e, ast.Name) and e.id not in self.locals:
+            parts.append(e.id)
+            return list(reversed(parts))
+        return None
+
+    def expr(self, e):
+        t = type(e)
+        if t in UNSUPPORTED_EXPRS:
+            what, hint = UNSUPPORTED_EXPRS[t]
+            self.fail(e, what, hint)
+        lit = self.literal(e)
+        if lit is not None or (t is ast.Constant and e.value is None):
+            if type(lit) not in (int, float, bool, str, type(None)):
+                self.fail(e, f"literals of type {type(lit).__name__}", "make the value in a helper")
+            return Const(lit)
+        if t is ast.Name:
+            return self.load_name(e)
+        if t is ast.BinOp:
+            if type(e.op) not in BINOPS:
+                self.fail(e, f"the operator {type(e.op).__name__}", "use a helper")
+            pyop, name = BINOPS[type(e.op)]
+            a, b = self.expr(e.left), self.expr(e.right)
+            return self.emit(Stmt("op", name, [a, b], e, self, pyop=pyop))
+        if t is ast.UnaryOp:
+            a = self.expr(e.operand)
+            if isinstance(e.op, ast.USub):
+                return self.emit(Stmt("op", "-", [a], e, self, pyop="neg"))
+            if isinstance(e.op, ast.Not):
+                return self.emit(Stmt("op", "!", [a], e, self, pyop="not"))
+            if isinstance(e.op, ast.UAdd):
+                return self.emit(Stmt("op", "identity", [a], e, self, pyop="pos"))
+            return self.emit(Stmt("op", "operator.invert", [a], e, self, pyop="invert"))
+        if t is ast.Compare:
+            if len(e.ops) != 1:
+                self.fail(e, "chained comparisons", "compare twice with nested ifs")
+            pyop, name = CMPOPS[type(e.ops[0])]
+            a, b = self.expr(e.left), self.expr(e.comparators[0])
+            return self.emit(Stmt("op", name, [a, b], e, self, pyop=pyop))
+        if t is ast.Tuple:
+            return self.emit(Stmt("op", "tuple", [self.expr(x) for x in e.elts], e, self,
+                                  pyop="tuple"))
+        if t is ast.Subscript:
+            if isinstance(e.slice, ast.Tuple):
+                idx = [self.expr(x) for x in e.slice.elts]
+                return self.emit(Stmt("op", "getitem", [self.expr(e.value)] + idx, e, self,
+                                      pyop="[,]"))
+            a = self.expr(e.value)
+            return self.emit(Stmt("op", "getitem", [a, self.expr(e.slice)], e, self, pyop="[]"))
+        if t is ast.Attribute:
+            d = self.dotted(e)
+            if d is not None:
+                return self.emit(Stmt("global", ".".join(d), [], e, self,
+                                      callee=("cell" if d[0] in self.free else "name",
+                                              ".".join(d))))
+            a = self.expr(e.value)
+            return self.emit(Stmt("op", "getattr", [a, Const(e.attr)], e, self, pyop="getattr"))
+        if t is ast.Call:
+            for k in e.keywords:
+                self.fail(k if hasattr(k, "lineno") else e, "keyword arguments in calls",
+                          "pass the arguments by position")
+            f = e.func
+            if isinstance(f, ast.Attribute) and self.dotted(f) is None:
+                recv = self.expr(f.value)
+                args = [recv] + [self.expr(x) for x in e.args]
+                return self.emit(Stmt("method", f.attr, args, e, self, callee=f.attr))
+            d = self.dotted(f)
+            if d is None:
+                self.fail(e, "calls of computed functions", "call a function by its name")
+            args = [self.expr(x) for x in e.args]
+            where = "cell" if d[0] in self.free else "name"
+            return self.emit(Stmt("call", ".".join(d), args, e, self, callee=(where, ".".join(d))))
+        self.fail(e, f"'{t.__name__}' expressions", "move the computation into a helper")
+
+    # -- the result --
+    def finish(self):
+        # Remove trivial phis (all operands the same value or the phi itself).
+        phis = [p for b in self.blocks_placed for p in b.phis]
+        changed = True
+        while changed:
+            changed = False
+            for p in phis:
+                if p.replaced is not None:
+                    continue
+                ops = {id(res(o)): res(o) for o in p.ops}
+                ops.pop(id(p), None)
+                if len(ops) <= 1:
+                    p.replaced = next(iter(ops.values())) if ops else UNDEF
+                    changed = True
+        out = Lowered()
+        out.fn = self.fn
+        out.name = self.fn.__qualname__
+        out.file = self.file
+        out.line, out.col = self.pos(self.fdef)
+        out.params = self.params
+        out.blocks = self.blocks_placed
+        ssa = 0
+        for p in self.params:
+            ssa += 1
+            p.ssa = ssa
+        for i, b in enumerate(out.blocks):
+            b.number = i + 1
+            b.args = [p for p in b.phis if p.replaced is None] if i > 0 else []
+            for p in b.args:
+                ssa += 1
+                p.ssa = ssa
+                p.line, p.col = (b.branches[0].line, b.branches[0].col) if b.branches else \
+                    (out.line, out.col)
+            for s in b.stmts:
+                ssa += 1
+                s.ssa = ssa
+                s.args = [res(a) for a in s.args]
+            for k, br in enumerate(b.branches):
+                br.pos = k + 1
+                br.block_number = b.number
+                if br.cond is not None:
+                    br.cond = res(br.cond)
+                if br.ret is not None:
+                    br.ret = res(br.ret)
+                if br.target is not None:
+                    edge = next(j for j, (_, e) in enumerate(br.target.preds) if e is br)
+                    br.args = [res(p.ops[edge]) for p in br.target.phis if p.replaced is None]
+        for b in out.blocks:
+            for s in b.stmts:
+                for a in s.args:
+                    if a is UNDEF:
+                        self.fail_at(s, "a variable that may be unassigned here")
+        for b in out.blocks:
+            for s in b.stmts:
+                if s.kind == "call":
+                    s.ir_name = self.ir_call_name(s)
+        out.nssa = ssa
+        out.ir = ir_text(out)
+        out.control_flow = control_flow(out)
+        return out
+
+    def ir_call_name(self, s):
+        """The callee as the IR text names it, from what the name means now:
+        Main.<standard operation>, Main.<function> for a traced function,
+        else the qualified Python name (the callee is resolved again at
+        run time; the IR text is for reading and for irt-trace)."""
+        import builtins
+        import types
+        from . import _ops
+        where, dotted = s.callee
+        head, *rest = dotted.split(".")
+        if where == "cell":
+            return dotted
+        g = self.fn.__globals__
+        obj = g[head] if head in g else getattr(builtins, head, None)
+        for r in rest:
+            obj = getattr(obj, r, None)
+        if obj is None:
+            return dotted
+        if type(obj) is types.FunctionType:
+            return "Main." + obj.__qualname__
+        name = _ops.op_name(obj, len(s.args))
+        return "Main." + name if name != _ops.qualified(obj) else name
+
+    def fail_at(self, s, what):
+        raise UnsupportedSyntax(f"{self.file}:{s.line}:{s.col}: {what}")
+
+
+def lower(fn):
+    """Lowers a Python function (see the module's docstring)."""
+    return Lowerer(fn).run()
+
+
+# ---------------------------------------------------------------------------
+# IR text and control-flow facts
+
+def literal_text(v):
+    if v is None:
+        return "nothing"
+    if v is True or v is False:
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Inf" if v > 0 else "-Inf"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    return repr(v)
+
+
+def operand_text(a):
+    return literal_text(a.value) if isinstance(a, Const) else f"%{a.ssa}"
+
+
+def stmt_text(s, name):
+    args = [operand_text(a) for a in s.args]
+    if s.kind == "global":
+        return f"Main.{s.name}"
+    if name.startswith("Main.") and name[5:] in INFIX and len(args) == 2:
+        name = name[5:]
+    if name in INFIX and len(args) == 2:
+        return f"{args[0]} {name} {args[1]}"
+    if name == "-" and len(args) == 1:
+        return f"-{args[0]}"
+    if name == "!" and len(args) == 1:
+        return f"!{args[0]}"
+    return f"{name}({', '.join(args)})"
+
+
+def ir_text(lf):
+    lines = [f"# {lf.file}:{lf.line}", f"function {lf.name}"]
+    for b in lf.blocks:
+        vars_ = lf.params if b.number == 1 else b.args
+        head = f"{b.number}:" + (f" ({', '.join('%' + str(p.ssa) for p in vars_)})" if vars_ else "")
+        lines.append(head)
+        for s in b.stmts:
+            lines.append(f"  %{s.ssa} = {stmt_text(s, getattr(s, 'ir_name', s.name))}")
+        for br in b.branches:
+            if br.target is None:
+                lines.append(f"  return {operand_text(br.ret)}")
+                continue
+            t = f"  br {br.target.number}"
+            if br.args:
+                t += f" ({', '.join(operand_text(a) for a in br.args)})"
+            if br.cond is not None:
+                t += f" unless {operand_text(br.cond)}"
+            lines.append(t)
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def control_flow(lf):
+    facts = []
+    for b in lf.blocks:
+        for br in b.branches:
+            if br.target is None:
+                facts.append((b.number, br.pos, 0, False, 0, False))
+            else:
+                cond = br.cond is not None
+                ssa = br.cond.ssa if cond and not isinstance(br.cond, Const) else 0
+                facts.append((b.number, br.pos, br.target.number, cond, ssa, False))
+    return len(lf.blocks), facts

@@ -1,0 +1,103 @@
+"""Names under which calls to functions without traced source are recorded.
+
+A function whose meaning matches an operation of the standard set
+(man/irt-ops.7.md) for the number of arguments given is recorded under that
+name, so irt-grad and irt-replay understand it; any other under its
+qualified Python name ("math.pow", "numpy.linalg.norm", "builtins.len").
+"""
+import builtins
+import math
+import random
+
+try:
+    import numpy as np
+except ImportError:  # the package needs NumPy, but the table does not
+    np = None
+
+_UNARY = ["sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log10", "log2",
+          "log1p", "sqrt", "cbrt", "exp2"]
+_MATH_ALIASES = {"asin": "asin", "acos": "acos", "atan": "atan", "asinh": "asinh",
+                 "acosh": "acosh", "atanh": "atanh", "erf": "erf", "erfc": "erfc",
+                 "lgamma": "lgamma", "fabs": "abs"}
+_NP_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+               "arccosh": "acosh", "arctanh": "atanh", "abs": "abs", "absolute": "abs",
+               "negative": "-", "sign": "sign"}
+_NP_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
+              "power": "^", "matmul": "matmul", "maximum": "max", "minimum": "min",
+              "arctan2": "atan2", "hypot": "hypot", "less": "<", "less_equal": "<=",
+              "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!="}
+
+
+def _table():
+    t = {}
+
+    def put(f, name, *arities):
+        if f is not None:
+            t[f] = (name, set(arities))
+
+    for n in _UNARY:
+        put(getattr(math, n, None), n, 1)
+    for n, std in _MATH_ALIASES.items():
+        put(getattr(math, n, None), std, 1)
+    put(math.atan2, "atan2", 2)
+    put(math.hypot, "hypot", 2)
+    put(builtins.abs, "abs", 1)
+    put(builtins.max, "max", 2)
+    put(builtins.min, "min", 2)
+    put(random.random, "rand", 0)
+    if np is not None:
+        for n in _UNARY:
+            put(getattr(np, n, None), n, 1)
+        for n, std in _NP_ALIASES.items():
+            put(getattr(np, n, None), std, 1)
+        for n, std in _NP_BINARY.items():
+            put(getattr(np, n, None), std, 2)
+        put(np.sum, "sum", 1)
+        put(np.mean, "mean", 1)
+        put(np.max, "maximum", 1)
+        put(np.min, "minimum", 1)
+        put(np.transpose, "transpose", 1)
+    return t
+
+
+STANDARD = _table()
+# Methods of NumPy arrays with a standard meaning (receiver first).
+METHODS = {"sum": ("sum", 1), "mean": ("mean", 1), "max": ("maximum", 1),
+           "min": ("minimum", 1), "transpose": ("transpose", 1)}
+
+
+def qualified(f):
+    """The qualified Python name of a callable."""
+    self = getattr(f, "__self__", None)
+    name = getattr(f, "__name__", None) or type(f).__name__
+    if self is not None and not isinstance(self, type(math)):
+        t = type(self)
+        mod = t.__module__
+        return (f"{t.__qualname__}" if mod == "builtins" else f"{mod}.{t.__qualname__}") + \
+            f".{name}"
+    if np is not None and isinstance(f, np.ufunc):
+        return f"numpy.{name}"
+    mod = getattr(f, "__module__", None) or (self.__name__ if self is not None else None)
+    qual = getattr(f, "__qualname__", name)
+    return f"{mod}.{qual}" if mod else qual
+
+
+def op_name(f, nargs):
+    """The recorded name of a call of f with nargs arguments."""
+    try:
+        entry = STANDARD.get(f)
+    except TypeError:  # unhashable callable
+        entry = None
+    if entry is not None and nargs in entry[1]:
+        return entry[0]
+    return qualified(f)
+
+
+def method_name(f, recv, nargs):
+    """The recorded name of a method call recv.name(...) (nargs counts recv)."""
+    name = getattr(f, "__name__", "")
+    if np is not None and isinstance(recv, np.ndarray) and name in METHODS:
+        std, arity = METHODS[name]
+        if nargs == arity:
+            return std
+    return op_name(f, nargs)

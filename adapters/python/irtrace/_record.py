@@ -1,0 +1,364 @@
+"""Recording: the instrumented code of each lowered function and the driver.
+
+Each lowered function (irtrace._lower) becomes a generator function,
+generated as Python source and compiled with compile(): it runs the SSA
+blocks as a state machine, computes every value with Python's own
+operators and functions, and appends each node through the writer. A call
+of a traced function is a `yield` to the driver, which keeps the call
+stack in a list: recursion depth is bounded by memory, not by Python's
+recursion limit.
+"""
+import sys
+import sysconfig
+import types
+
+from . import _lower, _native, _ops
+
+K_ARG, K_CONST, K_PRIM, K_CALL = (_native.KIND_ARGUMENT, _native.KIND_CONSTANT,
+                                   _native.KIND_PRIMITIVE, _native.KIND_CALL)
+K_JUMP, K_RETURN, K_ERROR = _native.KIND_JUMP, _native.KIND_RETURN, _native.KIND_ERROR
+
+_SAFE_LITERALS = (int, float, bool, str, type(None))
+
+_LIBRARY_DIRS = tuple({p for k in ("stdlib", "platstdlib", "purelib", "platlib")
+                       for p in [sysconfig.get_paths().get(k)] if p} |
+                      {"/usr/lib/python3/dist-packages", __file__.rsplit("/", 1)[0]})
+
+_lowered = {}  # code object -> Lowered, or None (not traced)
+
+
+def lowered(f):
+    """The lowered form of a traced function, or None for one recorded as a primitive."""
+    code = f.__code__
+    try:
+        return _lowered[code]
+    except KeyError:
+        pass
+    fname = code.co_filename
+    lf = None
+    if not (code.co_flags & (0x20 | 0x80 | 0x100 | 0x200)) and not fname.startswith("<") and \
+            not fname.startswith(_LIBRARY_DIRS):
+        lf = _lower.lower(f)
+        _generate(lf)
+    _lowered[code] = lf
+    return lf
+
+
+def target(f):
+    """What the driver runs for a call of f: its lowered form, or None."""
+    if type(f) is not types.FunctionType:
+        return None
+    return lowered(f)
+
+
+# ---------------------------------------------------------------------------
+# Code generation
+
+def _v(a, consts):
+    if isinstance(a, _lower.Const):
+        v = a.value
+        if type(v) in _SAFE_LITERALS and not (type(v) is float and (v != v or v in (
+                float("inf"), float("-inf")))):
+            return repr(v)
+        consts.append(v)
+        return f"_irt_C[{len(consts) - 1}]"
+    return f"_irt_v{a.ssa}"
+
+
+def _refs(args):
+    r = [f"_irt_n{a.ssa}" for a in args if not isinstance(a, _lower.Const)]
+    return "(" + "".join(x + ", " for x in r) + ")"
+
+
+def _nodes(args):
+    return "(" + "".join(("None" if isinstance(a, _lower.Const) else f"_irt_n{a.ssa}") + ", "
+                         for a in args) + ")"
+
+
+def _specs_operands(args):
+    return [(a.value,) if isinstance(a, _lower.Const) else None for a in args]
+
+
+_BIN = {"+", "-", "*", "/", "**", "@", "//", "%", "&", "|", "^", "<", "<=", ">", ">=", "==",
+        "!=", "is", "is not", "in", "not in"}
+
+
+def _pyexpr(s, x):
+    op = s.pyop
+    if op in _BIN:
+        return f"{x[0]} {op} {x[1]}"
+    return {"neg": lambda: f"-{x[0]}", "not": lambda: f"not {x[0]}", "pos": lambda: f"+{x[0]}",
+            "invert": lambda: f"~{x[0]}", "bool": lambda: f"_irt_bool({x[0]})",
+            "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
+            "[]": lambda: f"{x[0]}[{x[1]}]",
+            "[,]": lambda: f"{x[0]}[" + ", ".join(x[1:]) + "]",
+            "getattr": lambda: f"_irt_getattr({x[0]}, {x[1]})"}[op]()
+
+
+def _callee(s):
+    where, dotted = s.callee
+    head, *rest = dotted.split(".")
+    base = f"_irt_cell_{head}.cell_contents" if where == "cell" else head
+    return ".".join([base] + rest)
+
+
+def _generate(lf):
+    """Generates and compiles lf's instrumented generator function."""
+    specs = []  # (kind, op, block, pos, aux, line, col, has_cond, taken_when, operands)
+    lines = []
+    linemap = {}
+    consts = []
+    sites = []  # call sites: (block, pos, line, col, operands)
+
+    def spec(*s):
+        specs.append(s)
+        return len(specs) - 1
+
+    def emit(text, info, indent):
+        lines.append("    " * indent + text)
+        linemap[len(lines)] = info
+
+    params = lf.params
+    argnames = ", ".join(f"_irt_v{p.ssa}, _irt_n{p.ssa}" for p in params[1:])
+    entry = ("entry", params[0])
+    emit(f"def _irt_run(_irt_A, _irt_M, _irt_K, _irt_D, _irt_T, _irt_F"
+         f"{', ' + argnames if argnames else ''}):", entry, 1)
+    c = spec(K_ARG, "", 1, 1, 0, lf.line, lf.col, False, False, [])
+    emit(f"_irt_n1 = _irt_A(_irt_K[{c}], _irt_F, ())", entry, 2)
+    for p in params[1:]:
+        lit = spec(K_ARG, "", 1, p.ssa, 0, p.line, p.col, False, False, [])
+        ref = spec(K_ARG, "", 1, p.ssa, 0, p.line, p.col, False, False, [None])
+        emit(f"_irt_n{p.ssa} = _irt_A(_irt_K[{lit}], _irt_v{p.ssa}, ()) if _irt_n{p.ssa} is None "
+             f"else _irt_A(_irt_K[{ref}], _irt_v{p.ssa}, (_irt_n{p.ssa},))", entry, 2)
+    emit("_irt_b = 1", entry, 2)
+    emit("while True:", entry, 2)
+    for bi, b in enumerate(lf.blocks):
+        emit(f"{'if' if bi == 0 else 'elif'} _irt_b == {b.number}:", ("block", b), 3)
+        for s in b.stmts:
+            info = ("stmt", s)
+            x = [_v(a, consts) for a in s.args]
+            if s.kind in ("op", "global"):
+                kind = K_PRIM if s.kind == "op" else K_CONST
+                cls = spec(kind, s.name if s.kind == "op" else "", b.number, s.ssa, 0, s.line,
+                           s.col, False, False, _specs_operands(s.args))
+                rhs = _pyexpr(s, x) if s.kind == "op" else _callee(s)
+                emit(f"_irt_v{s.ssa} = {rhs}", info, 4)
+                emit(f"_irt_n{s.ssa} = _irt_A(_irt_K[{cls}], _irt_v{s.ssa}, {_refs(s.args)})",
+                     info, 4)
+                continue
+            sites.append((b.number, s.ssa, s.line, s.col, _specs_operands(s.args),
+                          s.kind == "method"))
+            site = len(sites) - 1
+            if s.kind == "method":
+                emit(f"_irt_f = {x[0]}.{s.callee}", info, 4)
+                emit(f"_irt_v{s.ssa} = _irt_f({', '.join(x[1:])})", info, 4)
+                emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, {x[0]}), _irt_v{s.ssa}, "
+                     f"{_refs(s.args)})", info, 4)
+                continue
+            emit(f"_irt_f = {_callee(s)}", info, 4)
+            emit("_irt_t = _irt_T(_irt_f)", info, 4)
+            emit("if _irt_t is not None:", info, 4)
+            emit(f"_irt_v{s.ssa}, _irt_n{s.ssa} = yield (_irt_t, _irt_f, {site}, "
+                 f"({''.join(a + ', ' for a in x)}), {_nodes(s.args)})", info, 5)
+            emit("else:", info, 4)
+            emit(f"_irt_v{s.ssa} = _irt_f({', '.join(x)})", info, 5)
+            emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, None), _irt_v{s.ssa}, "
+                 f"{_refs(s.args)})", info, 5)
+        for br in b.branches:
+            info = ("branch", br)
+            if br.target is None:
+                cls = spec(K_RETURN, "", b.number, br.pos, 0, br.line, br.col, False, False,
+                           _specs_operands([br.ret]))
+                v = _v(br.ret, consts)
+                emit(f"return ({v}, _irt_A(_irt_K[{cls}], {v}, {_refs([br.ret])}))", info, 4)
+                break
+            ops = list(br.args) + ([br.cond] if br.cond is not None else [])
+            cls = spec(K_JUMP, "", b.number, br.pos, br.target.number, br.line, br.col,
+                       br.cond is not None, False, _specs_operands(ops))
+            ind = 4
+            if br.cond is not None:
+                emit(f"if not {_v(br.cond, consts)}:", info, 4)
+                ind = 5
+            emit(f"_irt_j = _irt_M(_irt_K[{cls}], {_refs(ops)})", info, ind)
+            targs = br.target.args
+            if targs:
+                lhs = "".join(f"_irt_v{p.ssa}, " for p in targs)
+                rhs = "".join(_v(a, consts) + ", " for a in br.args)
+                emit(f"{lhs}= {rhs}", info, ind)
+                for k, p in enumerate(targs):
+                    bc = spec(K_ARG, "", br.target.number, p.ssa, k + 1, p.line, p.col, False,
+                              False, [None])
+                    emit(f"_irt_n{p.ssa} = _irt_A(_irt_K[{bc}], _irt_v{p.ssa}, (_irt_j,))",
+                         info, ind)
+            emit(f"_irt_b = {br.target.number}", info, ind)
+            emit("continue", info, ind)
+            if br.cond is None:
+                break
+    emit("yield  # unreachable: makes every instrumented function a generator", entry, 2)
+    cells = [f"_irt_cell_{n}" for n in lf.fn.__code__.co_freevars]
+    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr{''.join(', ' + c for c in cells)}):\n"
+           + "\n".join(lines) + "\n    return _irt_run\n")
+    code = compile(src, f"<irtrace {lf.name}>", "exec")
+    ns = {}
+    exec(code, {"__builtins__": __builtins__}, ns)
+    factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
+    closure = lf.fn.__closure__ or ()
+    lf.gen = factory(consts, bool, getattr, *closure)
+    lf.gen_code = lf.gen.__code__
+    lf.specs = specs
+    lf.sites = sites
+    lf.linemap = linemap
+    lf.source = src
+
+
+# ---------------------------------------------------------------------------
+# The driver
+
+class _FnRun:
+    """What one run knows of one lowered function: its class ids."""
+
+    def __init__(self, run, lf):
+        w = run.writer
+        self.run, self.lf = run, lf
+        self.K = [w.define_class(*s) for s in lf.specs]
+        self.dyn = {}
+        w.register_function(lf.name, lf.ir)
+        w.register_control_flow(lf.name, *lf.control_flow)
+
+    def D(self, site, f, recv, kind=K_PRIM):
+        """The class of a call at `site` recorded as a primitive (or, with
+        kind=K_CALL, as a nested call of the traced function f)."""
+        b, pos, line, col, operands, method = self.lf.sites[site]
+        if kind == K_CALL:
+            name = f.__qualname__
+        elif method:
+            name = _ops.method_name(f, recv, len(operands))
+        else:
+            name = _ops.op_name(f, len(operands))
+        key = (site, name, kind)
+        c = self.dyn.get(key)
+        if c is None:
+            c = self.run.writer.define_class(kind, name, b, pos, 0, line, col, False, False,
+                                             operands)
+            self.dyn[key] = c
+        return c
+
+
+class Run:
+    def __init__(self, writer):
+        self.writer = writer
+        self.fns = {}
+
+    def fnrun(self, lf):
+        r = self.fns.get(id(lf))
+        if r is None:
+            r = self.fns[id(lf)] = _FnRun(self, lf)
+        return r
+
+    def start(self, lf, f, vals, nodes):
+        n = len(lf.params) - 1
+        vals, nodes = list(vals), list(nodes)
+        if len(vals) < n and f.__defaults__ and len(vals) + len(f.__defaults__) >= n:
+            extra = f.__defaults__[len(f.__defaults__) - (n - len(vals)):]
+            vals += extra
+            nodes += [None] * len(extra)
+        if len(vals) != n:
+            raise TypeError(f"{lf.name}() takes {n} positional arguments but {len(vals)} were given")
+        fr = self.fnrun(lf)
+        w = self.writer
+        flat = [x for pair in zip(vals, nodes) for x in pair]
+        return fr, lf.gen(w.append, w.mark, fr.K, fr.D, target, f, *flat), vals
+
+    def run(self, f, args):
+        lf = target(f)
+        if lf is None:
+            raise TypeError(f"irtrace.track: {f!r} is not a Python function with source")
+        w = self.writer
+        n = len(lf.params) - 1
+        fr, gen, vals = self.start(lf, f, args, [None] * len(args))
+        root = w.define_class(K_CALL, lf.name, 0, 0, 0, lf.line, lf.col, False, False,
+                              [(v,) for v in vals])
+        w.mark(root, ())
+        stack = [(gen, lf, fr)]
+        send, throw = None, None
+        del n
+        while True:
+            gen, lf, fr = stack[-1]
+            try:
+                if throw is not None:
+                    exc, throw = throw, None
+                    req = gen.throw(exc)
+                else:
+                    req = gen.send(send)
+            except StopIteration as e:
+                stack.pop()
+                if not stack:
+                    return e.value[0]
+                send = e.value
+                continue
+            except BaseException as e:
+                raise self.fail(stack, e)
+            t, callee, site, cvals, cnodes = req
+            try:
+                cfr, cgen, cvals = self.start(t, callee, cvals, cnodes)
+                refs = tuple(x for x in cnodes if x is not None)
+                w.mark(fr.D(site, callee, None, K_CALL), refs)
+            except BaseException as e:  # raised where the call is
+                throw = e
+                continue
+            stack.append((cgen, t, cfr))
+            send = None
+
+    def fail(self, stack, exc):
+        """Closes every open call with an Error node; returns what to raise."""
+        w = self.writer
+        first = True
+        outer = exc
+        for gen, lf, fr in reversed(stack):
+            info = None
+            if gen.gi_frame is not None:
+                info = lf.linemap.get(gen.gi_frame.f_lineno)
+            else:
+                tb = exc.__traceback__
+                while tb is not None:
+                    if tb.tb_frame.f_code is lf.gen_code:
+                        info = lf.linemap.get(tb.tb_lineno)
+                    tb = tb.tb_next
+            block, pos, aux, line, col, op = 1, 1, 0, lf.line, lf.col, ""
+            if info is not None and info[0] == "stmt":
+                s = info[1]
+                block, pos, line, col, op = s.block.number, s.ssa, s.line, s.col, s.name
+            elif info is not None and info[0] == "branch":
+                br = info[1]
+                block, pos, aux, line, col = br.block_number, br.pos, 1, br.line, br.col
+                op = "return" if br.target is None else "br"
+            if first and isinstance(exc, _native.Int64Overflow):
+                outer = OverflowError(f"{lf.file}:{line}:{col}: {exc}")
+                outer.__cause__ = exc
+            c = w.define_class(K_ERROR, op, block, pos, aux, line, col, False, False, [])
+            w.mark(c, ())
+            if first:
+                w.add_meta("error", f"{type(outer).__name__}: {outer}")
+            first = False
+        w.add_trace_meta("status", "failed")
+        w.add_trace_meta("error", f"{type(outer).__name__}: {outer}")
+        w.add_trace_meta("function", stack[0][1].name)
+        return outer
+
+
+def record(f, args, path, producer_version):
+    """Runs f(*args) and records it; returns (result, trace bytes or None)."""
+    w = _native.Writer(path or "", "irtrace-python", producer_version)
+    r = Run(w)
+    try:
+        result = r.run(f, tuple(args))
+    except BaseException:
+        try:
+            w.finish()
+        except _native.TraceError:
+            pass  # nothing was recorded: the call was refused before it started
+        raise
+    w.add_trace_meta("status", "ok")
+    w.add_trace_meta("function", f.__qualname__)
+    data = w.finish()
+    return result, data
