@@ -1,0 +1,76 @@
+# Programs the tests record (they need source in a file to be traced).
+import math
+
+import numpy as np
+
+
+def powsum(x, n):
+    r = 0.0
+    for i in range(n):
+        r = r + x ** i
+    return r
+
+
+def newton_sqrt(a):  # data-dependent while loop
+    x = a
+    while abs(x * x - a) > 1e-12:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def rec(x, d):  # recursion with an early return
+    if d == 0:
+        return math.sin(x)
+    return rec(1.0001 * x + 0.5 * math.cos(x), d - 1) + x
+
+
+def early(x, n):  # break, continue and an early return
+    s = 0.0
+    for i in range(n):
+        if i == 1:
+            continue
+        if s > 100.0:
+            break
+        s = s + math.exp(x) * i
+    if s < 0.0:
+        return -s
+    return s * x
+
+
+def down(x):
+    s = 0.0
+    for i in range(5, 0, -2):
+        s = s + x * i
+    return s
+
+
+def deep(x, d):
+    if d == 0:
+        return x
+    return deep(x * 1.0, d - 1)
+
+
+def mlp(X, W, b):
+    return np.sum(np.tanh(X @ W + b))
+
+
+def big(x):
+    return x * 10 ** 30
+
+
+def mutate(a):
+    b = np.exp(a)
+    return b
+
+
+def inv(x):
+    return 1.0 / x
+
+
+CALLS = 0
+
+
+def uses_with(x):
+    with open("/dev/null"):
+        pass
+    return x

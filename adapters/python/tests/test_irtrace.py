@@ -1,0 +1,144 @@
+"""Tests of the Python adapter: recording, reading, gradients, failures."""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import irtrace  # noqa: E402
+import progs  # noqa: E402
+
+BIN = os.environ.get("IRT_BIN", "")
+
+
+def check(path):
+    if BIN:
+        r = subprocess.run([os.path.join(BIN, "irt-check"), str(path)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+def grad_of(tmp_path, f, *args):
+    path = tmp_path / "t.fb"
+    t = irtrace.track(f, *args, out=path)
+    check(path)
+    return t, irtrace.grad(path)
+
+
+def test_powsum_for_range(tmp_path):
+    t, g = grad_of(tmp_path, progs.powsum, 1.3, 6)
+    assert t.result == progs.powsum(1.3, 6)
+    want = sum(i * 1.3 ** (i - 1) for i in range(1, 6))
+    assert abs(g.derivatives[0] - want) < 1e-10
+    assert g.derivatives[1] is None
+
+
+def test_while_newton(tmp_path):
+    t, g = grad_of(tmp_path, progs.newton_sqrt, 2.0)
+    assert abs(t.result - math.sqrt(2.0)) < 1e-12
+    # The derivative of the recorded iterations (converged): 1 / (2 sqrt(a)).
+    assert abs(g.derivatives[0] - 0.5 / math.sqrt(2.0)) < 1e-10
+
+
+def test_recursion_matches_finite_differences(tmp_path):
+    t, g = grad_of(tmp_path, progs.rec, 0.3, 20)
+    h = 1e-6
+    fd = (progs.rec(0.3 + h, 20) - progs.rec(0.3 - h, 20)) / (2 * h)
+    assert abs(g.derivatives[0] - fd) < 1e-7
+    # The analytic derivative by the chain rule, computed alongside.
+    x, dx, acc = 0.3, 1.0, 0.0
+    for _ in range(20):
+        acc += dx
+        x, dx = 1.0001 * x + 0.5 * math.cos(x), (1.0001 - 0.5 * math.sin(x)) * dx
+    acc += math.cos(x) * dx
+    assert abs(g.derivatives[0] - acc) < 1e-10
+
+
+def test_break_continue_early_return(tmp_path):
+    t, g = grad_of(tmp_path, progs.early, 0.7, 6)
+    assert t.result == progs.early(0.7, 6)
+    s = sum(math.exp(0.7) * i for i in range(6) if i != 1)
+    assert abs(g.derivatives[0] - (s * 0.7 + s)) < 1e-10  # d(s x)/dx = ds/dx x + s, ds/dx = s
+    t, g = grad_of(tmp_path, progs.down, 2.0)
+    assert t.result == 18.0 and abs(g.derivatives[0] - 9.0) < 1e-12
+
+
+def test_forward_mode_equals_reverse(tmp_path):
+    t, g = grad_of(tmp_path, progs.powsum, 0.9, 5)
+    fwd = irtrace.grad(tmp_path / "t.fb", forward={2: 1.0})
+    assert abs(fwd.tangent - g.derivatives[0]) < 1e-12
+
+
+def test_deep_recursion(tmp_path):
+    depth = 5000  # beyond Python's default recursion limit of 1000
+    t = irtrace.track(progs.deep, 1.5, depth, out=tmp_path / "d.fb")
+    check(tmp_path / "d.fb")
+    assert t.result == 1.5
+    n, levels = t.root, 0
+    while n.children and n.children[-2].is_call:
+        n, levels = n.children[-2], levels + 1
+    assert levels == depth
+
+
+def test_reading_nodes():
+    t = irtrace.track(progs.powsum, 2.0, 2)
+    root = t.root
+    assert root.kind == "Call" and root.op == "powsum" and root.value == 3.0
+    kids = root.children
+    assert [k.kind for k in kids[:4]] == ["Argument", "Argument", "Argument", "Jump"]
+    assert kids[1].value == 2.0 and kids[1].parent.id == root.id
+    assert kids[1].location["line"] == progs.powsum.__code__.co_firstlineno
+    jump = [k for k in kids if k.kind == "Jump"][-1]
+    assert jump.operands[-1][0] == "ref"
+    assert t.metadata["status"] == "ok"
+    assert "function powsum" in t.ir("powsum")
+    assert t.print(levels=2).startswith("⟨powsum⟩(⟨2.0⟩, ⟨2⟩, ()...) → 3.0::Float64\n")
+
+
+def test_numpy_tensors_and_gradient(tmp_path):
+    rng = np.random.default_rng(1)
+    X, W, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), rng.normal(size=2)
+    t, g = grad_of(tmp_path, progs.mlp, X, W, b)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert ops == ["matmul", "+", "tanh", "sum"]
+    T = np.tanh(X @ W + b)
+    assert np.allclose(g.derivatives[1], X.T @ (1 - T ** 2), atol=1e-12, rtol=0)
+    assert np.allclose(g.derivatives[2], (1 - T ** 2).sum(axis=0), atol=1e-12, rtol=0)
+    assert isinstance(t.root.children[1].value, np.ndarray)
+
+
+def test_arrays_copied_when_recorded():
+    a = np.array([1.0, 2.0])
+    t = irtrace.track(progs.mutate, a)
+    a[0] = 100.0
+    t.result[0] = -1.0
+    kids = t.root.children
+    assert kids[1].value.tolist() == [1.0, 2.0]
+    assert kids[2].value.tolist() == np.exp([1.0, 2.0]).tolist()
+
+
+def test_int_that_does_not_fit(tmp_path):
+    with pytest.raises(OverflowError, match=r"progs.py:\d+:\d+: the int .* does not fit in Int64"):
+        irtrace.track(progs.big, 3, out=tmp_path / "b.fb")
+    check(tmp_path / "b.fb")
+    assert irtrace.load(tmp_path / "b.fb").metadata["status"] == "failed"
+
+
+def test_exception_reaches_caller_unchanged(tmp_path):
+    with pytest.raises(ZeroDivisionError) as e:
+        irtrace.track(progs.inv, 0.0, out=tmp_path / "z.fb")
+    assert str(e.value) == "float division by zero"
+    check(tmp_path / "z.fb")
+    t = irtrace.load(tmp_path / "z.fb")
+    assert t.metadata["status"] == "failed"
+    assert t.root.children[-1].kind == "Error"
+    assert t.root.children[-1].metadata["error"] == "ZeroDivisionError: float division by zero"
+
+
+def test_unsupported_syntax_refused_before_running():
+    with pytest.raises(irtrace.UnsupportedSyntax, match=r"progs.py:\d+:\d+: 'with' statements"):
+        irtrace.track(progs.uses_with, 1.0)
+    assert progs.CALLS == 0
