@@ -1,3 +1,5 @@
+# golden: release-only
+# (The Python package is built in the release build only.)
 # f(x) = sin(x) + x written in Python prints the seed's listing: the same
 # nodes, blocks and SSA ids as irt-trace's trace of testdata/ir/f.ir.
 . golden/common.sh

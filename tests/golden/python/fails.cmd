@@ -1,3 +1,5 @@
+# golden: release-only
+# (The Python package is built in the release build only.)
 # An exception two calls deep (fails -> g1 -> g2; math.log(-1.0) raises
 # ValueError): it reaches the caller unchanged, and the trace is complete
 # and valid, an Error node closing each open call, status = "failed".

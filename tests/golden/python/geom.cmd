@@ -1,3 +1,5 @@
+# golden: release-only
+# (The Python package is built in the release build only.)
 # geom(n, beta) = rand() < beta ? n : geom(n + 1, beta) in Python with
 # random.random(): recursion as nested calls. With the draws replayed by
 # irt-trace --rand-values, the seed's testdata/ir/geom.ir prints the same.

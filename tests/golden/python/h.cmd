@@ -1,3 +1,5 @@
+# golden: release-only
+# (The Python package is built in the release build only.)
 # The seed's h loop in Python: block arguments (i, r) at the loop header,
 # the condition of each branch. `r = 0.0` is a literal operand where the
 # seed's IR has %4 = zero(x), so the trace equals irt-trace's trace of

@@ -1,3 +1,5 @@
+# golden: release-only
+# (The Python package is built in the release build only.)
 # Unsupported syntax is refused before the function runs, with
 # file:line:col, the construct and a hint; no trace is written.
 . golden/common.sh
