@@ -21,58 +21,21 @@ trace the process touched: opening a 2.9 GB trace maps about 0.9 GB of them).
 Usage: bench/slice_bench.py [--bin build-release/bin] [--work DIR] [--quick] [--only W1,BIG]
 """
 import argparse
-import os
 import pathlib
 import statistics
-import struct
 import subprocess
-import sys
 import time
+
+from benchlib import emit, run, write_npy_f64
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def run(cmd):
-    """Runs cmd with stdout to /dev/null; returns (seconds, peak RSS in MiB, stderr).
-
-    The peak comes from /usr/bin/time, a small parent: a child forked from
-    this Python process would report Python's own high-water mark at least.
-    It counts the pages of the mapped trace the process touched."""
-    rss_file = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / f"slice-bench-rss-{os.getpid()}"
-    t0 = time.perf_counter()
-    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *cmd],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, _ = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit(f"slice_bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
-    rss = float(rss_file.read_text().split()[-1]) / 1024.0
-    rss_file.unlink()
-    return dt, rss, err
-
-
 def timed(cmd, runs):
-    run(cmd)  # warm-up (and page cache)
-    results = [run(cmd) for _ in range(runs)]
+    run(cmd, who="slice_bench")  # warm-up (and page cache)
+    results = [run(cmd, who="slice_bench") for _ in range(runs)]
     return statistics.median(r[0] for r in results), max(r[1] for r in results), results[-1][2]
-
-
-def emit(workload, figure, value, unit):
-    if isinstance(value, float):
-        value = f"{value:.4g}" if abs(value) < 1e6 else f"{value:.3e}"
-    print(f"{workload} {figure} {value} {unit}", flush=True)
-
-
-def write_npy_f64(path, values):
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d,), }" % len(values)
-    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%dd" % len(values), *values))
 
 
 def nodes_of(bin_dir, trace):
