@@ -268,14 +268,6 @@ struct FnState {
   std::map<std::pair<uint32_t, uint32_t>, BranchFact> facts;
 };
 
-// A statement of a caller whose callee failed, for the caller's Error.
-struct FailedCall {
-  bool set = false;
-  bool innermost = false;  // a primitive call failed: this is the failing statement
-  ClassId cls = 0;         // the Error's class
-  std::vector<NodeId> refs;
-};
-
 struct Import {
   uint32_t serial;
   NodeId id;
@@ -297,11 +289,17 @@ struct Frame {
   uint32_t call_pos = 0;
   ClassId prim_cls = 0;
   ClassId call_error_cls = 0;
-  std::vector<NodeId> call_refs;
-  std::vector<NodeId> arg_refs;  // per argument: the caller's node, or kNoNode
-  std::vector<Import> imports;
-  std::vector<const detail::IfSite*> loops;
-  FailedCall failed;
+  // The call's references in the caller: ref_pool[refs_at, refs_at + n_refs).
+  uint32_t refs_at = 0, n_refs = 0;
+  // Where the frame's imports and open loops start in the recorder's pools
+  // (only the innermost frame adds to them, so each frame's are contiguous).
+  uint32_t imports_at = 0, loops_at = 0;
+  // A callee failed: the Error for the statement that called it (its
+  // references are the recorder's failed_refs); innermost: a primitive
+  // call, the failing statement itself.
+  bool failed = false;
+  bool failed_innermost = false;
+  ClassId failed_cls = 0;
 };
 
 }  // namespace
@@ -320,13 +318,35 @@ struct Recorder::Impl {
   std::string failure;
 
   std::vector<Frame> frames;
+  std::vector<NodeId> ref_pool;
+  std::vector<Import> import_pool;
+  std::vector<const detail::IfSite*> loop_pool;
+  std::vector<NodeId> failed_refs;
+  // Pops the innermost frame with what it holds in the pools.
+  void PopFrame() {
+    const Frame& f = frames.back();
+    ref_pool.resize(f.refs_at);
+    import_pool.resize(f.imports_at);
+    loop_pool.resize(f.loops_at);
+    frames.pop_back();
+  }
+  // Pushes a frame, its call references taken from `refs`.
+  void PushFrame(Frame f, const NodeId* refs, uint32_t n) {
+    f.refs_at = static_cast<uint32_t>(ref_pool.size());
+    f.n_refs = n;
+    ref_pool.insert(ref_pool.end(), refs, refs + n);
+    f.imports_at = static_cast<uint32_t>(import_pool.size());
+    f.loops_at = static_cast<uint32_t>(loop_pool.size());
+    frames.push_back(f);
+  }
+  const NodeId* CallRefs(const Frame& f) const { return ref_pool.data() + f.refs_at; }
   // A direct-mapped cache in front of `cache` for the operations whose
   // operands are all references or literals of their class, by source
   // position; the operators' inline path reads it too (t_fast).
   using Slot = detail::FastSlot;
   std::vector<Slot> slots = std::vector<Slot>(detail::kFastSlots);
-  Slot& SlotFor(const Loc& loc, uint32_t block) {
-    return slots[detail::FastSlotIndex(loc.line, loc.col, block)];
+  Slot& SlotFor(const Loc& loc, uint32_t block, Op op) {
+    return slots[detail::FastSlotIndex(loc.line, loc.col, block, static_cast<uint8_t>(op))];
   }
   // Publishes the innermost frame to the inline path.
   void Sync() {
@@ -440,7 +460,8 @@ struct Recorder::Impl {
   // varying plain number): a Constant node, once per value and frame.
   NodeId ImportAt(Frame& f, const Operand& o, const Loc& loc, uint32_t* pos) {
     if (o.id != kNoNode) {
-      for (const Import& im : f.imports) {
+      for (size_t k = f.imports_at; k < import_pool.size(); ++k) {
+        const Import& im = import_pool[k];
         if (im.serial == o.serial && im.id == o.id) {
           *pos = im.pos;
           return im.local;
@@ -465,7 +486,7 @@ struct Recorder::Impl {
         nullptr, &fresh);
     NodeId id = o.big != nullptr ? w->Append(e.cls, *o.big, {})
                                  : w->AppendScalar(e.cls, o.vk, o.bits, nullptr, 0);
-    if (o.id != kNoNode) f.imports.push_back({o.serial, o.id, id, e.pos});
+    if (o.id != kNoNode) import_pool.push_back({o.serial, o.id, id, e.pos});
     *pos = e.pos;
     return id;
   }
@@ -610,7 +631,7 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
   // The fast path: a statement seen before in this function and block,
   // every operand a node of this call.
   // (or a number that is the class's literal).
-  Recorder::Impl::Slot& slot = r.SlotFor(loc, f.block);
+  Recorder::Impl::Slot& slot = r.SlotFor(loc, f.block, op);
   bool local = n <= 2;
   uint8_t lits = 0;
   uint32_t nr = 0;
@@ -728,17 +749,21 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   if (rec == nullptr) return;
   Recorder::Impl& r = rec->impl();
   exceptions_ = std::uncaught_exceptions();
-  // The function's state in this recorder.
-  auto [it, inserted] = r.fn_index.emplace(&fn, static_cast<uint32_t>(r.fns.size()));
-  if (inserted) {
-    FnState s;
-    s.name = fn.name;
-    s.n_args = static_cast<uint32_t>(args.size());
-    s.next_pos = s.n_args + 1;  // %1 the function, %2.. its arguments
-    r.fns.push_back(std::move(s));
-    r.RegisterFlow(it->second);
+  // The function's state in this recorder (cached in the static Function).
+  if (fn.generation != r.generation) {
+    auto [it, inserted] = r.fn_index.emplace(&fn, static_cast<uint32_t>(r.fns.size()));
+    if (inserted) {
+      FnState s;
+      s.name = fn.name;
+      s.n_args = static_cast<uint32_t>(args.size());
+      s.next_pos = s.n_args + 1;  // %1 the function, %2.. its arguments
+      r.fns.push_back(std::move(s));
+      r.RegisterFlow(it->second);
+    }
+    fn.generation = r.generation;
+    fn.index = it->second;
   }
-  uint32_t fi = it->second;
+  uint32_t fi = fn.index;
   Loc loc = fn.loc;
   recorder_ = rec;
   frame_ = static_cast<uint32_t>(r.frames.size());
@@ -748,15 +773,32 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   nf.level = frame_ + 1;
   if (!r.frames.empty() && r.frames.back().muted) {
     nf.muted = true;
-    r.frames.push_back(std::move(nf));
+    r.PushFrame(nf, nullptr, 0);
     r.Sync();
     return;
   }
-  std::vector<Operand> ops;
-  ops.reserve(args.size());
-  for (const ArgRef& a : args) ops.push_back(a.op);
-  uint32_t n = static_cast<uint32_t>(ops.size());
-  std::vector<NodeId> caller_refs(n);
+  // The arguments, and the caller's node for each (kNoNode: a literal).
+  const uint32_t n = static_cast<uint32_t>(args.size());
+  constexpr uint32_t kSmall = 8;
+  Operand ops_small[kSmall];
+  NodeId refs_small[kSmall], arg_refs_small[kSmall];
+  std::vector<Operand> ops_big;
+  std::vector<NodeId> refs_big, arg_refs_big;
+  Operand* ops = ops_small;
+  NodeId* caller_refs = refs_small;
+  NodeId* arg_refs = arg_refs_small;
+  if (n > kSmall) {
+    ops_big.resize(n);
+    refs_big.resize(n);
+    arg_refs_big.resize(n);
+    ops = ops_big.data();
+    caller_refs = refs_big.data();
+    arg_refs = arg_refs_big.data();
+  }
+  {
+    uint32_t i = 0;
+    for (const ArgRef& a : args) ops[i++] = a.op;
+  }
   uint32_t n_refs = 0;
   TraceWriter& w = *r.w;
   if (r.frames.empty()) {
@@ -764,17 +806,18 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     ClassSpec s;
     s.kind = NodeKind::kCall;
     s.op = fn.name;
-    for (const Operand& o : ops)
-      s.operands.push_back(OperandSpec::Literal(Recorder::Impl::LiteralOf(o)));
+    for (uint32_t i = 0; i < n; ++i) {
+      s.operands.push_back(OperandSpec::Literal(Recorder::Impl::LiteralOf(ops[i])));
+    }
     nf.marker = w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
+    for (uint32_t i = 0; i < n; ++i) arg_refs[i] = kNoNode;
+    r.PushFrame(nf, nullptr, 0);
   } else {
     Frame& caller = r.frames.back();
     bool recur = r.ctx->CanRecur(CallInfo{fn.name, nf.level});
     uint8_t mask = 0;
-    if (n <= 8) {
-      NodeId refs[8];
-      mask = r.Resolve(caller, ops.data(), n, loc, refs, &n_refs);
-      caller_refs.assign(refs, refs + n_refs);
+    if (n <= 4) {
+      mask = r.Resolve(caller, ops, n, loc, caller_refs, &n_refs);
     } else {
       // Many arguments: every one a reference (plain ones as Constants).
       for (uint32_t i = 0; i < n; ++i) {
@@ -785,14 +828,15 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
             Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
       }
     }
-    // A call statement's class also carries its literal arguments, which
-    // may differ between calls: those calls take the all-reference class.
+    // A call statement's class (and the caller's Error class for it, should
+    // the call fail) also carries its literal arguments, which may differ
+    // between calls: those calls take the all-reference class.
     struct Arg {
       const Operand* ops;
       uint32_t n;
       const char* name;
-      bool recur;
-    } arg{ops.data(), n, fn.name, recur};
+      uint32_t pos;  // the Error's: the call statement's SSA id
+    } arg{ops, n, fn.name, 0};
     auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
       const Arg& x = *static_cast<const Arg*>(a);
       ClassSpec s;
@@ -801,7 +845,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
                                             : NodeKind::kPrimitive;
       s.op = x.name;
       s.block = key.block;
-      s.pos = key.shape == Shape::kError ? key.op : rr.NewPos(key.fn);
+      s.pos = key.shape == Shape::kError ? x.pos : rr.NewPos(key.fn);
       s.line = key.line;
       s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
       for (uint32_t i = 0; i < x.n; ++i) {
@@ -825,71 +869,44 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
         }
       }
     }
-    if (!same || e->varying || n > 4) {
-      e->varying = mask != 0;
-      if (mask != 0) {
-        n_refs = 0;
-        for (uint32_t i = 0; i < n; ++i) {
-          uint32_t p;
-          Operand o = ops[i];
-          o.pos = i;
-          caller_refs[n_refs++] =
-              Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
-        }
-        k.lit_mask = 0;
-        mask = 0;
-        e = &r.ClassFor(k, make, &arg, &fresh);
+    if (mask != 0 && (!same || e->varying)) {
+      e->varying = true;
+      n_refs = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t p;
+        Operand o = ops[i];
+        o.pos = i;
+        caller_refs[n_refs++] =
+            Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
       }
+      k.lit_mask = 0;
+      mask = 0;
+      e = &r.ClassFor(k, make, &arg, &fresh);
     }
-    caller_refs.resize(n_refs);
-    nf.arg_refs.assign(n, kNoNode);
     for (uint32_t i = 0, j = 0; i < n; ++i) {
-      if (!(mask & (1u << i))) nf.arg_refs[i] = caller_refs[j++];
+      arg_refs[i] = (mask & (1u << i)) ? kNoNode : caller_refs[j++];
     }
     nf.call_pos = e->pos;
-    // The caller's Error class for this statement, should the call fail.
+    arg.pos = e->pos;
     Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
-    ke.op = static_cast<uint8_t>(0);
-    nf.call_refs = caller_refs;
-    {
-      ClassSpec s;
-      s.kind = NodeKind::kError;
-      s.op = fn.name;
-      s.block = caller.block;
-      s.pos = e->pos;
-      s.line = loc.line;
-      s.col = static_cast<uint16_t>(std::min<uint32_t>(loc.col, 0xFFFF));
-      for (uint32_t i = 0; i < n; ++i) {
-        s.operands.push_back(mask & (1u << i)
-                                 ? OperandSpec::Literal(Value::FromBits(ops[i].vk, ops[i].bits))
-                                 : OperandSpec::Ref());
-      }
-      bool fresh_err;
-      ClassEntry& ee = r.ClassFor(
-          ke,
-          [](Recorder::Impl&, const Key&, const void* a) {
-            return *static_cast<const ClassSpec*>(a);
-          },
-          &s, &fresh_err);
-      nf.call_error_cls = ee.cls;
-    }
+    bool fresh_err;
+    nf.call_error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
     if (!recur) {
       nf.muted = true;
       nf.prim_top = true;
       nf.prim_cls = e->cls;
-      r.frames.push_back(std::move(nf));
+      r.PushFrame(nf, caller_refs, n_refs);
       r.Sync();
       return;
     }
-    nf.marker = w.AppendScalar(e->cls, VKind::kNone, 0, caller_refs.data(), n_refs);
+    nf.marker = w.AppendScalar(e->cls, VKind::kNone, 0, caller_refs, n_refs);
     if (r.wants_nodes) r.Notify(nf.marker, NodeKind::kCall, fn.name, caller, loc);
+    r.PushFrame(nf, caller_refs, n_refs);
   }
   // The callee's arguments: %1 the function, %2... the values, each with a
   // reference to the caller's node when there is one.
-  r.frames.push_back(std::move(nf));
   r.Sync();
   Frame& f = r.frames.back();
-  bool is_root = frame_ == 0;
   {
     Key k{&fn, fi, 1, 0, 1, 0, Shape::kArgument, 0};
     bool fresh;
@@ -907,7 +924,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   }
   uint32_t i = 0;
   for (const ArgRef& a : args) {
-    NodeId ref = is_root ? kNoNode : f.arg_refs[i];
+    NodeId ref = arg_refs[i];
     bool has_ref = ref != kNoNode;
     Key k{&fn, fi, 1, has_ref ? 1u : 0u, i + 2, 0, Shape::kArgument, 0};
     bool fresh;
@@ -933,7 +950,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
       *a.rebind_serial = f.serial;
       *a.rebind_pos = i + 2;
     }
-    if (a.op.id != kNoNode) f.imports.push_back({a.op.serial, a.op.id, id, i + 2});
+    if (a.op.id != kNoNode) r.import_pool.push_back({a.op.serial, a.op.id, id, i + 2});
     ++i;
   }
 }
@@ -1014,8 +1031,7 @@ void CallScope::DoReturn(const Operand* v, uint32_t* serial, uint32_t* pos, Node
     r.Sync();
     if (!f.prim_top) return;
     Frame& caller = r.frames[frame_ - 1];
-    NodeId node = r.AppendValue(f.prim_cls, *v, f.call_refs.data(),
-                                static_cast<uint32_t>(f.call_refs.size()));
+    NodeId node = r.AppendValue(f.prim_cls, *v, r.CallRefs(f), f.n_refs);
     *serial = caller.serial;
     *pos = f.call_pos;
     *id = node;
@@ -1042,16 +1058,17 @@ CallScope::~CallScope() {
       if (f.prim_top) {
         // The primitive call is the failing statement of its caller.
         Frame& caller = r.frames[frame_ - 1];
-        caller.failed = {true, true, f.call_error_cls, f.call_refs};
+        caller.failed = true;
+        caller.failed_innermost = true;
+        caller.failed_cls = f.call_error_cls;
+        r.failed_refs.assign(r.CallRefs(f), r.CallRefs(f) + f.n_refs);
       }
     } else {
       TraceWriter& w = *r.w;
-      if (f.failed.set) {
-        w.AppendScalar(f.failed.cls, VKind::kNone, 0, f.failed.refs.data(),
-                       static_cast<uint32_t>(f.failed.refs.size()));
-        if (f.failed.innermost) {
-          w.AddMeta("error", Value::String("an exception left this call"));
-        }
+      if (f.failed) {
+        w.AppendScalar(f.failed_cls, VKind::kNone, 0, r.failed_refs.data(),
+                       static_cast<uint32_t>(r.failed_refs.size()));
+        if (f.failed_innermost) w.AddMeta("error", Value::String("an exception left this call"));
       } else {
         // The exception was thrown in this call's own code.
         Key k{nullptr, f.fn, f.block, 0, 0, 0, Shape::kError, 0};
@@ -1070,10 +1087,16 @@ CallScope::~CallScope() {
         w.AppendScalar(e.cls, VKind::kNone, 0, nullptr, 0);
         w.AddMeta("error", Value::String("an exception left this call"));
       }
-      if (frame_ > 0) r.frames[frame_ - 1].failed = {true, false, f.call_error_cls, f.call_refs};
+      if (frame_ > 0) {
+        Frame& caller = r.frames[frame_ - 1];
+        caller.failed = true;
+        caller.failed_innermost = false;
+        caller.failed_cls = f.call_error_cls;
+        r.failed_refs.assign(r.CallRefs(f), r.CallRefs(f) + f.n_refs);
+      }
     }
   }
-  r.frames.pop_back();
+  r.PopFrame();
   r.Sync();
 }
 
@@ -1291,7 +1314,9 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
   if (fresh) {
     for (size_t i = 0; i < vars.size(); ++i) b.arg_pos.push_back(r.NewPos(f.fn));
   }
-  if (f.loops.empty() || f.loops.back() != &site) f.loops.push_back(&site);
+  if (r.loop_pool.size() == f.loops_at || r.loop_pool.back() != &site) {
+    r.loop_pool.push_back(&site);
+  }
   Operand small[8];  // trivially constructed
   std::vector<Operand> big;
   Operand* ops = small;
@@ -1372,7 +1397,9 @@ bool LoopTest(IfSite& site, Loc loc, const Bool& c) {
   bool fresh;
   SiteBlocks& b = r.BlocksOf(site, f.fn, &fresh);
   bool go = Test(r, f, b, c, b.b, b.c, loc);
-  if (!go && !f.loops.empty() && f.loops.back() == &site) f.loops.pop_back();
+  if (!go && r.loop_pool.size() > f.loops_at && r.loop_pool.back() == &site) {
+    r.loop_pool.pop_back();
+  }
   return go;
 }
 

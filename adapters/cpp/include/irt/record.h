@@ -244,8 +244,9 @@ struct FastSlot {
   VKind lit_vk[2] = {VKind::kNone, VKind::kNone};
 };
 inline constexpr uint32_t kFastSlots = 4096;
-inline uint32_t FastSlotIndex(uint32_t line, uint32_t col, uint32_t block) {
-  uint32_t h = (line * 0x9E3779B1u) ^ (col * 0x85EBCA77u) ^ (block * 0xC2B2AE3Du);
+inline uint32_t FastSlotIndex(uint32_t line, uint32_t col, uint32_t block, uint8_t op) {
+  uint32_t h =
+      (line * 0x9E3779B1u) ^ (col * 0x85EBCA77u) ^ (block * 0xC2B2AE3Du) ^ (op * 0x27D4EB2Fu);
   return (h ^ (h >> 15)) & (kFastSlots - 1);
 }
 
@@ -340,7 +341,7 @@ template <class R, class... T>
     const FastFrame& ff = t_fast;
     if (ff.active) {
       const uint32_t line = l.line(), col = l.column();
-      const FastSlot& s = ff.slots[FastSlotIndex(line, col, ff.block)];
+      const FastSlot& s = ff.slots[FastSlotIndex(line, col, ff.block, static_cast<uint8_t>(op))];
       if (s.line == line && s.col == col && s.fn == ff.fn && s.block == ff.block &&
           s.op == static_cast<uint8_t>(op) && s.n == sizeof...(T) && s.file == l.file_name()) {
         const uint32_t serial[] = {args.serial...};
@@ -694,7 +695,8 @@ namespace detail {
 struct Function {
   const char* name;
   Loc loc;
-  // Filled by the recorder.
+  // The recorder that used it last, and its index there.
+  uint64_t generation = 0;
   uint32_t index = ~0u;
 };
 
