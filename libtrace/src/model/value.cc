@@ -116,16 +116,19 @@ Result<int64_t> CheckedNumel(std::span<const int64_t> shape) {
     if (d < 0) return DataError("negative dimension in shape " + text());
     empty = empty || d == 0;
   }
-  if (empty) return int64_t{0};
+  // The cap holds for the dimensions' product with zeros counted as ones,
+  // so that no product of some of a shape's dimensions (a stride, the rows
+  // of one dimension) can overflow, not even for a tensor without elements.
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d > kMaxTensorElements / n) {
+    int64_t e = d == 0 ? 1 : d;
+    if (e > kMaxTensorElements / n) {
       return DataError("shape " + text() + " has more than " + std::to_string(kMaxTensorElements) +
-                       " elements");
+                       (empty ? " elements with its zero dimensions counted as 1" : " elements"));
     }
-    n *= d;
+    n *= e;
   }
-  return n;
+  return empty ? int64_t{0} : n;
 }
 
 Result<Tensor> Tensor::Make(DType dtype, std::vector<int64_t> shape) {

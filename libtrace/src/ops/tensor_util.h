@@ -105,7 +105,11 @@ inline std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& shape,
     size_t i = shape.size() - 1 - k;
     size_t o = out.size() - 1 - k;
     strides[o] = shape[i] == 1 ? 0 : s;
-    s *= shape[i];
+    // Wraps instead of overflowing: a tensor with a zero dimension may have
+    // other dimensions whose product is out of range, and its strides are
+    // never used (it has no elements); any other tensor has at most
+    // kMaxTensorElements.
+    s = static_cast<int64_t>(static_cast<uint64_t>(s) * static_cast<uint64_t>(shape[i]));
   }
   return strides;
 }

@@ -1,5 +1,7 @@
 # Tensor shapes computed from data are checked before anything is allocated:
 # at most 2^28 elements (a matrix product of two empty matrices included).
+# An empty tensor counts its zero dimensions as 1 for that bound, so that no
+# product of some of its dimensions can overflow: 2^31×0 is refused.
 cat > t.ir <<'IR'
 function mm
 1: (%1, %2, %3)
@@ -25,6 +27,7 @@ function bc
 end
 IR
 irt-trace -o mm.fb t.ir mm "2147483648×0 Float64[]" "0×2147483648 Float64[]"; echo "status $?"
+irt-trace -o mm.fb t.ir mm "32768×0 Float64[]" "0×32768 Float64[]"; echo "status $?"
 irt-check -q mm.fb && irt-print mm.fb | tail -1
 irt-trace -o z.fb t.ir z; echo "status $?"
 irt-trace -o fl.fb t.ir fl 1.0; echo "status $?"
