@@ -171,10 +171,38 @@ TEST(ValueTest, DeepTuplesNeedNoRecursion) {
     w = Value::MakeTuple({w});
   }
   EXPECT_TRUE(BitEqual(v, w));
-  std::string s = FormatValue(v);
+  std::string s = FormatValue(v, {.max_elements = 0});
   EXPECT_EQ(s.size(), 1000000u * 3 + 1);
   EXPECT_EQ(s.substr(0, 3), "(((");
-  EXPECT_EQ(TypeName(v).size(), 1000000u * 7 + 5);
+  EXPECT_EQ(ValueKey(v), ValueKey(w));
+  EXPECT_NE(ValueKey(v), ValueKey(Value::MakeTuple({w})));
+  // Shown abbreviated, a tuple's text and its type name are cut.
+  std::string shown = FormatValue(v);
+  EXPECT_LT(shown.size(), 70000u);
+  EXPECT_EQ(shown.substr(shown.size() - 3), "…");
+  std::string type = TypeName(v);
+  EXPECT_LT(type.size(), 1100u);
+  EXPECT_EQ(type.substr(0, 12), "Tuple{Tuple{");
+}
+
+// Items that share a tuple: the key writes a shared tuple once, so 30
+// levels of (t, t) (2^30 leaves decoded) make a short key; different
+// sharing of equal values gives different keys (never equal keys for
+// different values).
+TEST(ValueTest, ValueKeyFollowsDistinctTuples) {
+  Value t = Value::F64(1.0);
+  for (int i = 0; i < 30; ++i) t = Value::MakeTuple({t, t});
+  std::string k = ValueKey(t);
+  EXPECT_LT(k.size(), 500u);
+  Value a = Value::MakeTuple({Value::I64(1), Value::String("x")});
+  Value b = Value::MakeTuple({Value::I64(1), Value::String("y")});
+  EXPECT_NE(ValueKey(a), ValueKey(b));
+  EXPECT_NE(ValueKey(Value::I64(1)), ValueKey(Value::F64(1.0)));
+  double d1[] = {1, 2}, d2[] = {1, 3};
+  EXPECT_NE(ValueKey(Value::MakeTensor(Tensor::FromF64({2}, d1))),
+            ValueKey(Value::MakeTensor(Tensor::FromF64({2}, d2))));
+  EXPECT_EQ(ValueKey(Value::MakeTensor(Tensor::FromF64({2}, d1))),
+            ValueKey(Value::MakeTensor(Tensor::FromF64({2}, d1))));
 }
 
 TEST(ValueTest, BitEqual) {

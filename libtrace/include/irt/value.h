@@ -135,7 +135,8 @@ std::string FormatFloat(float f);
 
 struct FormatOptions {
   /// Tensors with more elements are abbreviated: the first and last few
-  /// elements and the shape. 0 means never abbreviate.
+  /// elements and the shape; the text of a tuple is cut after 64 KiB. 0
+  /// means never abbreviate.
   int64_t max_elements = 10;
 };
 /// Strings from a trace (names, string values, metadata keys) are cut to
@@ -155,6 +156,11 @@ std::string FormatValue(const Value& v, const FormatOptions& opts = {});
 /// typeof(geom), Vector{Float64}, Matrix{Float32}, Array{Float64, 3},
 /// Tuple{Int64, Float64}.
 std::string TypeName(const Value& v);
+/// An exact key for a value: equal keys mean equal values (kind, bits,
+/// string, tensor dtype, shape and data, tuple structure). A tuple item
+/// that shares a tuple already keyed is written as a back-reference, so the
+/// key's length follows the distinct tuples, not the decoded size.
+std::string ValueKey(const Value& v);
 
 /// Parses a literal as written in IR and on command lines: 2, -3, 2.0, 1e-3,
 /// Inf, NaN, 1.5f0, true, false, nothing, "text", [1.0, 2.0], [1.0 2.0; 3.0 4.0],

@@ -70,13 +70,6 @@ class Renumber {
   std::vector<uint64_t> blocks_;
 };
 
-std::string ValueKey(const Value& v) {
-  FormatOptions fo;
-  fo.max_elements = 0;
-  return std::to_string(static_cast<int>(v.kind())) + ":" + std::to_string(v.bits()) + ":" +
-         FormatValue(v, fo);
-}
-
 // Output classes: looked up by (input chunk, input class, role) first, and
 // by content only on a miss, so equal classes of different chunks are
 // defined once.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "io/control_flow.h"
 #include "irt/value.h"
@@ -771,7 +772,14 @@ Status CheckNode(const fb::Chunk* c, const ChunkFacts& facts, uint32_t local, No
   return Status::Ok();
 }
 
-Value DecodeValue(const fb::Chunk* c, uint64_t bits, fb::VKind kind) {
+namespace {
+
+// Tuples decode once per top-level value: an item that refers to a tuple
+// already decoded shares it (a Value copy), so a tuple whose items share
+// lower tuples costs memory in the number of distinct tuples, not in its
+// decoded size (up to kMaxDecodedSize).
+Value Decode(const fb::Chunk* c, uint64_t bits, fb::VKind kind,
+             std::unordered_map<uint64_t, Value>* tuples) {
   switch (kind) {
     case fb::VKind::None:
     case fb::VKind::Nothing:
@@ -793,18 +801,32 @@ Value DecodeValue(const fb::Chunk* c, uint64_t bits, fb::VKind kind) {
       return Value::MakeTensor(std::move(out));
     }
     case fb::VKind::Tuple: {
+      auto known = tuples->find(bits);
+      if (known != tuples->end()) return known->second;
       // Nesting is bounded by kMaxTupleDepth (checked in VerifyChunk).
       const fb::Tuple* t = c->tuples()->Get(bits);
       std::vector<Value> items;
       if (t->items()) {
+        items.reserve(t->items()->size());
         for (uint32_t j = 0; j < t->items()->size(); ++j) {
-          items.push_back(DecodeValue(c, *t->items()->Get(j)));
+          const fb::Value* item = t->items()->Get(j);
+          items.push_back(Decode(c, item->bits(), item->vkind(), tuples));
         }
       }
-      return Value::MakeTuple(std::move(items));
+      Value v = Value::MakeTuple(std::move(items));
+      tuples->emplace(bits, v);
+      return v;
     }
   }
   return Value();
+}
+
+}  // namespace
+
+Value DecodeValue(const fb::Chunk* c, uint64_t bits, fb::VKind kind) {
+  if (kind != fb::VKind::Tuple) return Decode(c, bits, kind, nullptr);  // tuples only use it
+  std::unordered_map<uint64_t, Value> tuples;
+  return Decode(c, bits, kind, &tuples);
 }
 
 Value DecodeValue(const fb::Chunk* c, const fb::Value& v) {

@@ -1,6 +1,8 @@
 // Values into a chunk's FlatBuffers tables (chunk_encoder.h).
 #include "io/chunk_encoder.h"
 
+#include <unordered_map>
+
 #include "irt/trace.h"
 
 namespace irt::internal {
@@ -27,19 +29,28 @@ fb::Value ValueEncoder::EncodeTuple(const Value& root) {
   std::vector<Frame> stack;
   stack.push_back(Frame{&root, 0, {}});
   fb::Value result;
+  // Items that share a tuple (one object in memory) are encoded once: a
+  // tuple's size on disk follows its distinct tuples, not its decoded size.
+  std::unordered_map<const void*, fb::Value> done_tuples;
   while (!stack.empty()) {
     Frame& f = stack.back();
     const auto& items = f.v->tuple();
     if (f.next < items.size()) {
       const Value& item = items[f.next++];
       if (item.kind() == VKind::kTuple) {
-        stack.push_back(Frame{&item, 0, {}});
+        auto known = done_tuples.find(&item.tuple());
+        if (known != done_tuples.end()) {
+          f.items.push_back(known->second);
+        } else {
+          stack.push_back(Frame{&item, 0, {}});
+        }
       } else {
         f.items.push_back(Encode(item));
       }
       continue;
     }
     fb::Value done(AddTuple(f.items), fb::VKind::Tuple);
+    done_tuples.emplace(&items, done);
     stack.pop_back();
     if (stack.empty()) {
       result = done;

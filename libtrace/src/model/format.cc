@@ -18,6 +18,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "irt/value.h"
 #include "model/utf8.h"
@@ -433,6 +434,9 @@ std::string DisplayString(std::string_view s) {
   return out;
 }
 
+// The longest text of an abbreviated tuple, in bytes (then "…").
+constexpr size_t kMaxTupleTextBytes = 64 * 1024;
+
 std::string FormatValue(const Value& v, const FormatOptions& opts) {
   std::string out;
   if (v.kind() != VKind::kTuple) {
@@ -448,6 +452,12 @@ std::string FormatValue(const Value& v, const FormatOptions& opts) {
   out += '(';
   stack.push_back({&v.tuple(), 0});
   while (!stack.empty()) {
+    // Items may share tuples, so a tuple's text can grow with its decoded
+    // size (up to 2^24 leaves); abbreviated like a large tensor, it is cut.
+    if (opts.max_elements != 0 && out.size() > kMaxTupleTextBytes) {
+      out += "…";
+      return out;
+    }
     Frame& f = stack.back();
     if (f.next == f.items->size()) {
       if (f.items->size() == 1) out += ',';
@@ -523,6 +533,9 @@ void AppendTypeLeaf(std::string& out, const Value& v) {
 
 }  // namespace
 
+// The longest type name shown, in bytes (then "…").
+constexpr size_t kMaxTypeNameBytes = 1024;
+
 std::string TypeName(const Value& v) {
   std::string out;
   if (v.kind() != VKind::kTuple) {
@@ -537,6 +550,12 @@ std::string TypeName(const Value& v) {
   out += "Tuple{";
   stack.push_back({&v.tuple(), 0});
   while (!stack.empty()) {
+    // Items may share tuples, so the name of a tuple can grow with its
+    // decoded size (up to 2^24 leaves): it is cut, like long strings.
+    if (out.size() > kMaxTypeNameBytes) {
+      out += "…";
+      return out;
+    }
     Frame& f = stack.back();
     if (f.next == f.items->size()) {
       out += '}';
@@ -554,4 +573,68 @@ std::string TypeName(const Value& v) {
   }
   return out;
 }
+namespace {
+
+void AppendKeyLeaf(std::string& out, const Value& v) {
+  out += std::to_string(static_cast<int>(v.kind()));
+  switch (v.kind()) {
+    case VKind::kString:
+    case VKind::kFunction:
+      out += ':' + std::to_string(v.str().size()) + ':';
+      out += v.str();
+      break;
+    case VKind::kTensor: {
+      const Tensor& t = v.tensor();
+      out += ':' + std::to_string(static_cast<int>(t.dtype));
+      for (int64_t d : t.shape) out += 'x' + std::to_string(d);
+      out += ':' + std::to_string(t.data.size()) + ':';
+      out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+      break;
+    }
+    default:
+      out += ':' + std::to_string(v.bits());
+  }
+}
+
+}  // namespace
+
+std::string ValueKey(const Value& v) {
+  std::string out;
+  if (v.kind() != VKind::kTuple) {
+    AppendKeyLeaf(out, v);
+    return out;
+  }
+  std::unordered_map<const void*, size_t> seen;  // tuple items -> first-seen number
+  struct Frame {
+    const std::vector<Value>* items;
+    size_t next;
+  };
+  std::vector<Frame> stack;
+  seen.emplace(&v.tuple(), 0);
+  out += '(';
+  stack.push_back({&v.tuple(), 0});
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == f.items->size()) {
+      out += ')';
+      stack.pop_back();
+      continue;
+    }
+    const Value& item = (*f.items)[f.next++];
+    out += ',';
+    if (item.kind() != VKind::kTuple) {
+      AppendKeyLeaf(out, item);
+      continue;
+    }
+    auto [it, fresh] = seen.emplace(&item.tuple(), seen.size());
+    if (!fresh) {
+      out += '#' + std::to_string(it->second);
+      continue;
+    }
+    out += '(';
+    stack.push_back({&item.tuple(), 0});
+  }
+  return out;
+}
+
 }  // namespace irt

@@ -85,9 +85,7 @@ ClassId Emitter::Class(const ClassSpec& s) {
     if (o.is_ref) {
       key += "|R";
     } else {
-      key += "|L" + std::to_string(static_cast<int>(o.literal.kind())) + ":" +
-             (o.literal.is_scalar() ? std::to_string(o.literal.bits())
-                                    : FormatValue(o.literal, {.max_elements = 0}));
+      key += "|L" + ValueKey(o.literal);
     }
   }
   auto it = classes_.find(key);
