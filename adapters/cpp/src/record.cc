@@ -495,6 +495,36 @@ struct Recorder::Impl {
     return o.id != kNoNode && o.serial == f.serial && o.id >= f.marker;
   }
 
+  // Whether class `e`, whose operands `mask` are literals, fits this run's
+  // `ops`: a new class remembers their values; a known one fits while they
+  // stay the same (a statement whose plain numbers change is `varying`).
+  static bool LiteralsFit(ClassEntry& e, bool fresh, const Operand* ops, uint32_t n, uint8_t mask) {
+    if (fresh) {
+      for (uint32_t i = 0; i < n && i < 4; ++i) e.lit[i] = ops[i].bits, e.lit_vk[i] = ops[i].vk;
+      return true;
+    }
+    if (mask == 0) return true;
+    if (e.varying) return false;
+    for (uint32_t i = 0; i < n && i < 4; ++i) {
+      if ((mask & (1u << i)) && (e.lit[i] != ops[i].bits || e.lit_vk[i] != ops[i].vk)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Every operand as a reference, plain numbers as Constant nodes of the
+  // innermost call (a class per operand position); returns the count.
+  uint32_t AllRefs(Frame& f, const Operand* ops, uint32_t n, const Loc& loc, NodeId* refs) {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t p;
+      Operand o = ops[i];
+      o.pos = i;
+      refs[i] = Local(f, o) ? o.id : ImportAt(f, o, loc, &p);
+    }
+    return n;
+  }
+
   // Resolves operands into references (and literal bits); foreign values
   // are imported. Returns the literal mask.
   uint8_t Resolve(Frame& f, const Operand* ops, uint32_t n, const Loc& loc, NodeId* refs,
@@ -683,40 +713,14 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
   };
   bool fresh;
   ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
-  if (fresh) {
-    for (uint32_t i = 0; i < n; ++i) {
-      if (mask & (1u << i)) {
-        e->lit[i] = ops[i].bits;
-        e->lit_vk[i] = ops[i].vk;
-      }
-    }
-  } else if (mask != 0) {
-    bool same = !e->varying;
-    for (uint32_t i = 0; same && i < n; ++i) {
-      if ((mask & (1u << i)) && (e->lit[i] != ops[i].bits || e->lit_vk[i] != ops[i].vk)) {
-        same = false;
-      }
-    }
-    if (!same) {
-      // The plain operands of this statement change between runs of it:
-      // record them as Constant nodes and use the all-reference class.
-      e->varying = true;
-      n_refs = 0;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (Recorder::Impl::Local(f, ops[i])) {
-          refs[n_refs++] = ops[i].id;
-        } else {
-          uint32_t p;
-          Operand o = ops[i];
-          if (mask & (1u << i)) o.id = kNoNode;
-          o.pos = i;
-          refs[n_refs++] = r.ImportAt(f, o, loc, &p);
-        }
-      }
-      Key k2 = k;
-      k2.lit_mask = 0;
-      e = &r.ClassFor(k2, make, &arg, &fresh);
-    }
+  if (!Recorder::Impl::LiteralsFit(*e, fresh, ops, n, mask)) {
+    // The plain operands of this statement change between runs of it:
+    // record them as Constant nodes and use the all-reference class.
+    e->varying = true;
+    n_refs = r.AllRefs(f, ops, n, loc, refs);
+    Key k2 = k;
+    k2.lit_mask = 0;
+    e = &r.ClassFor(k2, make, &arg, &fresh);
   }
   if (n <= 2 && !e->varying && big == nullptr) {
     bool cacheable = true;
@@ -820,13 +824,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
       mask = r.Resolve(caller, ops, n, loc, caller_refs, &n_refs);
     } else {
       // Many arguments: every one a reference (plain ones as Constants).
-      for (uint32_t i = 0; i < n; ++i) {
-        uint32_t p;
-        Operand o = ops[i];
-        o.pos = i;
-        caller_refs[n_refs++] =
-            Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
-      }
+      n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
     }
     // A call statement's class (and the caller's Error class for it, should
     // the call fail) also carries its literal arguments, which may differ
@@ -859,26 +857,9 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
     bool fresh;
     ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
-    bool same = true;
-    if (fresh) {
-      for (uint32_t i = 0; i < n && i < 4; ++i) e->lit[i] = ops[i].bits, e->lit_vk[i] = ops[i].vk;
-    } else if (mask != 0) {
-      for (uint32_t i = 0; i < n && i < 4; ++i) {
-        if ((mask & (1u << i)) && (e->lit[i] != ops[i].bits || e->lit_vk[i] != ops[i].vk)) {
-          same = false;
-        }
-      }
-    }
-    if (mask != 0 && (!same || e->varying)) {
+    if (!Recorder::Impl::LiteralsFit(*e, fresh, ops, n, mask)) {
       e->varying = true;
-      n_refs = 0;
-      for (uint32_t i = 0; i < n; ++i) {
-        uint32_t p;
-        Operand o = ops[i];
-        o.pos = i;
-        caller_refs[n_refs++] =
-            Recorder::Impl::Local(caller, o) ? o.id : r.ImportAt(caller, o, loc, &p);
-      }
+      n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
       k.lit_mask = 0;
       mask = 0;
       e = &r.ClassFor(k, make, &arg, &fresh);
@@ -1175,31 +1156,13 @@ NodeId Goto(Recorder::Impl& r, Frame& f, uint32_t target, const Operand* args, u
   }
   uint32_t n_refs = 0;
   uint8_t mask = n <= 4 ? r.Resolve(f, args, n, loc, refs, &n_refs) : 0;
-  if (n > 4) {
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t p;
-      refs[n_refs++] =
-          Recorder::Impl::Local(f, args[i]) ? args[i].id : r.ImportAt(f, args[i], loc, &p);
-    }
-  }
+  if (n > 4) n_refs = r.AllRefs(f, args, n, loc, refs);
   ClassEntry* e = &JumpClass(r, f, 1, target, -1, false, n, mask, args, loc);
-  bool same = true;
-  for (uint32_t i = 0; i < n && i < 4; ++i) {
-    if ((mask & (1u << i)) && (e->lit[i] != args[i].bits || e->lit_vk[i] != args[i].vk)) {
-      same = false;
-    }
-  }
-  if (mask != 0 && (!same || e->varying)) {
+  if (!Recorder::Impl::LiteralsFit(*e, false, args, n, mask)) {
     // Literal block arguments that change between runs of the jump: make
     // them Constants.
     e->varying = true;
-    n_refs = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t p;
-      Operand o = args[i];
-      o.pos = i;
-      refs[n_refs++] = Recorder::Impl::Local(f, o) ? o.id : r.ImportAt(f, o, loc, &p);
-    }
+    n_refs = r.AllRefs(f, args, n, loc, refs);
     e = &JumpClass(r, f, 1, target, -1, false, n, 0, args, loc);
   }
   ClassId c = e->cls;
