@@ -62,6 +62,20 @@ TEST(OpsTest, MatmulTransposeIndexing) {
   EXPECT_EQ(Eval("getindex", {a, Value::I64(2), Value::I64(1)}).to_double(), 4);
   EXPECT_EQ(Data(Eval("addindex", {a, Value::F64(0.5), Value::I64(1), Value::I64(3)})),
             (std::vector<double>{1, 2, 3.5, 4, 5, 6}));
+  // getitem is Python's indexing: 0-based, negative from the end, fewer
+  // indices than dimensions give a sub-tensor.
+  EXPECT_EQ(Eval("getitem", {a, Value::I64(1), Value::I64(-1)}).to_double(), 6);
+  EXPECT_EQ(Data(Eval("getitem", {a, Value::I64(-2)})), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(Eval("getitem", {Value::MakeTuple({Value::I64(7), Value::F64(8)}), Value::I64(-1)})
+                .to_double(),
+            8);
+  EXPECT_EQ(ApplyOp("getitem", std::vector<Value>{a, Value::I64(2)}).status().message(),
+            "BoundsError: getitem: index 2 out of bounds for dimension 1 of size 2");
+  EXPECT_EQ(Data(Eval("additem", {a, Eval("getitem", {a, Value::I64(0)}), Value::I64(1)})),
+            (std::vector<double>{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(
+      ApplyOp("additem", std::vector<Value>{a, Value::F64(1), Value::I64(1)}).status().message(),
+      "DimensionMismatch: additem: cannot add Float64 to an item of shape 3");
   Value r = Eval("reshape", {a, Value::I64(3), Value::I64(2)});
   EXPECT_EQ(r.tensor().shape, (std::vector<int64_t>{3, 2}));
   Value sz = Eval("size", {a});

@@ -157,6 +157,10 @@ std::vector<Case> Cases() {
   cs.push_back({"getindex", "getindex(%2, 2, 3)", {m}, {true}});
   cs.push_back({"getindex", "getindex(%2, 5)", {m}, {true}});
   cs.push_back({"addindex", "addindex(%2, %3, 1, 2)", {m, "0.8"}, {true, true}});
+  cs.push_back({"getitem", "getitem(%2, 1, -1)", {m}, {true}});
+  cs.push_back({"getitem", "getitem(%2, 0)", {m}, {true}});
+  cs.push_back({"additem", "additem(%2, %3, 1)", {m, "[0.1, 0.2, 0.3]"}, {true, true}});
+  cs.push_back({"additem", "additem(%2, %3, 0, 2)", {m, "0.8"}, {true, true}});
   cs.push_back({"fill", "Main.fill(%2, 2, 3)", {"0.8"}, {true}});
   cs.push_back({"broadcast_to", "broadcast_to(%2, %3)", {"[0.5 0.25 2.0]", m}, {true, false}});
   cs.push_back({"sum_to", "sum_to(%2, %3)", {m, "[0.5 0.25 2.0]"}, {true, false}});

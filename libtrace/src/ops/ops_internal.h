@@ -85,6 +85,8 @@ Result<Value> Size(const OpDef& op, OpArgs a);
 Result<Value> Length(const OpDef& op, OpArgs a);
 Result<Value> GetIndex(const OpDef& op, OpArgs a);
 Result<Value> AddIndex(const OpDef& op, OpArgs a);
+Result<Value> GetItem(const OpDef& op, OpArgs a);
+Result<Value> AddItem(const OpDef& op, OpArgs a);
 Result<Value> Slice(const OpDef& op, OpArgs a);
 Result<Value> Unslice(const OpDef& op, OpArgs a);
 Result<Value> Cat(const OpDef& op, OpArgs a);

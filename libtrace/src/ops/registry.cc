@@ -68,6 +68,8 @@ constexpr auto kOps = std::to_array<OpDef>({
     Elem("acosh", 1, 0, SOp::kAcosh, "acosh(a)", "inverse hyperbolic cosine (NaN below 1)"),
     Op("addindex", 3, V, L, ops::AddIndex, "addindex(x, v, i...)",
        "x with v added to element i... (the adjoint of getindex)"),
+    Op("additem", 3, V, L, ops::AddItem, "additem(x, v, i...)",
+       "x with v added to its item i... (the adjoint of getitem)"),
     Elem("asin", 1, 0, SOp::kAsin, "asin(a)", "arc sine (NaN outside [-1, 1])"),
     Elem("asinh", 1, 0, SOp::kAsinh, "asinh(a)", "inverse hyperbolic sine"),
     Elem("atan", 1, 0, SOp::kAtan, "atan(a)", "arc tangent"),
@@ -90,6 +92,10 @@ constexpr auto kOps = std::to_array<OpDef>({
     Elem("fld", 2, N, SOp::kFld, "fld(a, b)", "quotient rounded toward -Inf (Python's //)"),
     Op("getindex", 2, V, L, ops::GetIndex, "getindex(x, i...)",
        "element i... of a tensor (1-based; one index is row-major linear), item i of a tuple"),
+    Op("getitem", 2, V, L, ops::GetItem, "getitem(x, i...)",
+       "Python's x[i, ...]: 0-based, negative from the end; k indices into a tensor of n "
+       "dimensions give the sub-tensor of its last n - k (the element when k = n); item i of "
+       "a tuple"),
     Elem("hypot", 2, 0, SOp::kHypot, "hypot(a, b)", "sqrt(a^2 + b^2) without overflow"),
     Elem("identity", 1, L, SOp::kCopy, "identity(a)", "a itself"),
     Elem("ifelse", 3, 0, SOp::kIfElse, "ifelse(c, a, b)",

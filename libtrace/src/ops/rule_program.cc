@@ -15,9 +15,9 @@ namespace {
 
 // Primitives that are linear in their first argument and give zero when it is zero.
 bool LinearInFirst(std::string_view op) {
-  static constexpr std::string_view kOps[] = {"transpose", "sum",          "mean",
-                                              "sum_to",    "broadcast_to", "reshape",
-                                              "getindex",  "identity",     "fill"};
+  static constexpr std::string_view kOps[] = {"transpose",    "sum",     "mean",     "sum_to",
+                                              "broadcast_to", "reshape", "getindex", "getitem",
+                                              "identity",     "fill"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -74,7 +74,8 @@ class Compiler {
       if (op == "/" && args[0] == kZeroReg) return kZeroReg;
       if (LinearInFirst(op) && args[0] == kZeroReg) return kZeroReg;
       if (op == "ifelse" && n == 3 && args[1] == kZeroReg && args[2] == kZeroReg) return kZeroReg;
-      if (op == "addindex" && n >= 2 && args[0] == kZeroReg && args[1] == kZeroReg) {
+      if ((op == "addindex" || op == "additem") && n >= 2 && args[0] == kZeroReg &&
+          args[1] == kZeroReg) {
         return kZeroReg;
       }
       // Not foldable: a zero tangent becomes zero(primal) (same shape and

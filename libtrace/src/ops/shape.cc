@@ -272,6 +272,89 @@ Result<Value> AddIndex(std::string_view name, OpArgs args) {
   return Value::MakeTensor(std::move(t));
 }
 
+// Python's and NumPy's integer indexing: 0-based, a negative index counts
+// from the end. k indices into a tensor of n >= k dimensions select the
+// sub-tensor of the last n - k dimensions, stored contiguously at *offset
+// (in elements) with *count elements.
+Status ItemRange(std::string_view name, const std::vector<int64_t>& shape, OpArgs idx,
+                 int64_t* offset, int64_t* count) {
+  if (idx.size() > shape.size()) {
+    return BoundsError(name, std::to_string(idx.size()) + " indices for a tensor of " +
+                                 std::to_string(shape.size()) + " dimensions");
+  }
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    int64_t i;
+    if (!ToIndex(idx[d], &i))
+      return Bad(name, "an index must be an integer, not " + TypeName(idx[d]));
+    if (i < -shape[d] || i >= shape[d]) {
+      return BoundsError(name, "index " + std::to_string(i) + " out of bounds for dimension " +
+                                   std::to_string(d + 1) + " of size " + std::to_string(shape[d]));
+    }
+    off = off * shape[d] + (i < 0 ? i + shape[d] : i);
+  }
+  int64_t inner = 1;
+  for (size_t d = idx.size(); d < shape.size(); ++d) inner *= shape[d];
+  *offset = off * inner;
+  *count = inner;
+  return Status::Ok();
+}
+
+Result<Value> GetItem(std::string_view name, OpArgs args) {
+  const Value& a = args[0];
+  if (a.kind() == VKind::kTuple) {
+    const auto& items = a.tuple();
+    int64_t i;
+    if (args.size() != 2 || !ToIndex(args[1], &i))
+      return Bad(name, "a tuple takes one integer index");
+    int64_t n = static_cast<int64_t>(items.size());
+    if (i < -n || i >= n) {
+      return BoundsError(name, "index " + std::to_string(i) + " out of bounds for a tuple of " +
+                                   std::to_string(n));
+    }
+    return items[static_cast<size_t>(i < 0 ? i + n : i)];
+  }
+  if (!IsTensor(a)) return NoMethod(name, args);
+  const Tensor& x = a.tensor();
+  int64_t off = 0, count = 0;
+  IRT_RETURN_IF_ERROR(ItemRange(name, x.shape, args.from(1), &off, &count));
+  size_t k = args.size() - 1;
+  if (k == x.shape.size()) return ElementAt(x, off);
+  Tensor t;
+  t.dtype = x.dtype;
+  t.shape.assign(x.shape.begin() + static_cast<std::ptrdiff_t>(k), x.shape.end());
+  size_t es = DTypeSize(x.dtype);
+  auto first = x.data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(off) * es);
+  t.data.assign(first, first + static_cast<std::ptrdiff_t>(static_cast<size_t>(count) * es));
+  return Value::MakeTensor(std::move(t));
+}
+
+Result<Value> AddItem(std::string_view name, OpArgs args) {
+  IRT_ASSIGN_OR_RETURN(const Tensor* x, FloatTensorArg(name, args[0], "the first argument"));
+  const Value& v = args[1];
+  int64_t off = 0, count = 0;
+  IRT_RETURN_IF_ERROR(ItemRange(name, x->shape, args.from(2), &off, &count));
+  size_t k = args.size() - 2;
+  std::vector<int64_t> sub(x->shape.begin() + static_cast<std::ptrdiff_t>(k), x->shape.end());
+  const Tensor* vt = IsTensor(v) ? &v.tensor() : nullptr;
+  if (vt != nullptr ? (vt->shape != sub || (vt->dtype != DType::kF64 && vt->dtype != DType::kF32))
+                    : (!IsReal(v) || !sub.empty())) {
+    return ShapeError(name, "cannot add " + TypeName(v) + " to an item of shape " + ShapeText(sub));
+  }
+  Tensor t = *x;
+  for (int64_t j = 0; j < count; ++j) {
+    double d = vt == nullptr              ? v.to_double()
+               : vt->dtype == DType::kF64 ? vt->f64()[j]
+                                          : static_cast<double>(vt->f32()[j]);
+    if (t.dtype == DType::kF64) {
+      t.f64()[off + j] += d;
+    } else {
+      t.f32()[off + j] += static_cast<float>(d);
+    }
+  }
+  return Value::MakeTensor(std::move(t));
+}
+
 // maximum and minimum of float elements: NaN wins, as Julia's.
 template <typename T>
 T Extreme(const T* x, int64_t n, int64_t stride, bool is_max) {
@@ -455,6 +538,8 @@ Result<Value> Length(const OpDef& op, OpArgs a) {
 }
 Result<Value> GetIndex(const OpDef& op, OpArgs a) { return GetIndex(op.name, a); }
 Result<Value> AddIndex(const OpDef& op, OpArgs a) { return AddIndex(op.name, a); }
+Result<Value> GetItem(const OpDef& op, OpArgs a) { return GetItem(op.name, a); }
+Result<Value> AddItem(const OpDef& op, OpArgs a) { return AddItem(op.name, a); }
 
 // slice(x, d, first, last[, step]): the elements first, first + step, ...,
 // last (1-based, inclusive) along dimension d.
