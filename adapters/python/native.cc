@@ -67,7 +67,9 @@ std::string QualifiedType(py::handle obj) {
 
 struct Converted {
   irt::Value value;
-  std::string opaque_type;  // set when the value is recorded as its repr
+  // The Python type, set when the recorded value does not say it: a value
+  // recorded as its repr, or a list recorded as a tuple.
+  std::string opaque_type;
 };
 
 void Convert(py::handle obj, Converted* out, int depth);
@@ -101,6 +103,15 @@ void Convert(py::handle obj, Converted* out, int depth) {
   } else if (PyTuple_Check(p) && depth < irt::kMaxLiteralDepth) {
     std::vector<irt::Value> items;
     for (py::handle item : py::reinterpret_borrow<py::tuple>(obj)) {
+      items.push_back(ToValue(item, &out->opaque_type, depth + 1));
+    }
+    out->value = irt::Value::MakeTuple(std::move(items));
+  } else if (PyList_Check(p) && depth < irt::kMaxLiteralDepth) {
+    // A list is recorded as the tuple of its items at that moment, with
+    // python_type = "list" (later mutation does not change the record).
+    if (out->opaque_type.empty()) out->opaque_type = "list";
+    std::vector<irt::Value> items;
+    for (py::handle item : py::reinterpret_borrow<py::list>(obj)) {
       items.push_back(ToValue(item, &out->opaque_type, depth + 1));
     }
     out->value = irt::Value::MakeTuple(std::move(items));
@@ -453,9 +464,13 @@ class Node {
   std::shared_ptr<const Node> parent_;  // the call whose body holds this node
 };
 
+// `extra`: (rule text, where it comes from) pairs merged over the file's
+// rules, in order (the rules of functions marked irtrace.primitive).
 py::dict Grad(const PyTrace& tr, const std::string& rules_path, const std::vector<uint32_t>& wrt,
-              bool forward, const std::vector<std::pair<uint32_t, py::object>>& tangents) {
+              bool forward, const std::vector<std::pair<uint32_t, py::object>>& tangents,
+              const std::vector<std::pair<std::string, std::string>>& extra) {
   irt::RuleSet rules = Take(irt::RuleSet::Load(rules_path));
+  for (const auto& [text, origin] : extra) rules.Merge(Take(irt::RuleSet::Parse(text, origin)));
   irt::GradOptions o;
   o.mode = forward ? irt::GradMode::kForward : irt::GradMode::kReverse;
   o.wrt = wrt;
@@ -556,5 +571,5 @@ PYBIND11_MODULE(_native, m) {
       .def("json", &PyTrace::Json, py::arg("levels") = 0);
 
   m.def("grad", &Grad, py::arg("trace"), py::arg("rules"), py::arg("wrt"), py::arg("forward"),
-        py::arg("tangents"));
+        py::arg("tangents"), py::arg("extra") = std::vector<std::pair<std::string, std::string>>());
 }

@@ -11,11 +11,12 @@ See README.md ("Recording Python programs") for the supported subset.
 import os
 
 from . import _native
+from ._context import Context, NodeInfo, primitive, rules
 from ._lower import UnsupportedSyntax
 from ._native import Int64Overflow, TraceError
 
-__all__ = ["track", "load", "grad", "ir", "Trace", "Gradient", "UnsupportedSyntax", "TraceError",
-           "Int64Overflow"]
+__all__ = ["track", "load", "grad", "ir", "rules", "primitive", "Context", "NodeInfo", "Trace",
+           "Gradient", "UnsupportedSyntax", "TraceError", "Int64Overflow"]
 __version__ = getattr(_native, "__version__", "0")
 
 _RULES = os.path.join(os.path.dirname(__file__), "default.rules")
@@ -63,16 +64,27 @@ def load(path):
     return Trace(_native.Trace.open(os.fspath(path)), os.fspath(path))
 
 
-def track(f, *args, out=None):
-    """Runs f(*args) and records its execution. Returns the Trace (its
-    `.result` is f's result); with `out`, the trace is also that file. An
-    exception inside f is re-raised after the trace (at `out`) is completed
-    with Error nodes and status "failed". Unsupported syntax in f, or in a
-    function it calls by name, raises UnsupportedSyntax before f runs."""
+def track(f, *args, out=None, context=None, **kwargs):
+    """Runs f(*args, **kwargs) and records its execution. Returns the Trace
+    (its `.result` is f's result); with `out`, the trace is also that file.
+    Keyword arguments are bound to f's parameters by name (the trace's root
+    arguments are positional). `context` (an irtrace.Context) decides what
+    is recorded. An exception inside f is re-raised after the trace (at
+    `out`) is completed with Error nodes and status "failed". Unsupported
+    syntax in f, or in a function it calls by name, raises
+    UnsupportedSyntax before f runs."""
     from . import _record
+    if context is not None and not isinstance(context, Context):
+        raise TypeError(f"irtrace.track: context must be an irtrace.Context, not "
+                        f"{type(context).__name__}")
+    if kwargs:
+        import inspect
+        bound = inspect.signature(f).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args = bound.args
     _prelower(f)
     path = os.fspath(out) if out is not None else None
-    result, data = _record.record(f, args, path, __version__)
+    result, data = _record.record(f, args, path, __version__, context)
     if path is not None:
         t = load(path)
     else:
@@ -91,7 +103,8 @@ def _prelower(f):
     todo = [f]
     while todo:
         g = todo.pop()
-        if type(g) is not types.FunctionType or g.__code__ in seen:
+        if type(g) is not types.FunctionType or g.__code__ in seen or \
+                hasattr(g, "__irtrace_primitive__"):
             continue
         seen.add(g.__code__)
         lf = _record.lowered(g)
@@ -141,9 +154,13 @@ class Gradient:
 def grad(trace, wrt=(), forward=None, rules=None):
     """Reverse mode (or forward mode with `forward={pos: tangent}`) through
     libtrace's engine, as irt-grad: `trace` is a Trace or a path; `wrt`
-    root positions as irt-grad's --wrt (2 is the first argument)."""
+    root positions as irt-grad's --wrt (2 is the first argument). `rules`
+    is a rules file used instead of the shipped one; the rules given to
+    @irtrace.primitive are added on top."""
+    from . import _context
     if not isinstance(trace, Trace):
         trace = load(trace)
     tangents = sorted((forward or {}).items())
-    d = _native.grad(trace._t, rules or _RULES, list(wrt), bool(forward), tangents)
+    d = _native.grad(trace._t, os.fspath(rules) if rules else _RULES, list(wrt), bool(forward),
+                     tangents, _context.rule_sources())
     return Gradient(d)

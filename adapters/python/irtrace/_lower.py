@@ -56,8 +56,6 @@ if hasattr(ast, "TryStar"):
     UNSUPPORTED_STMTS[ast.TryStar] = ("'try' statements", "move the try into a helper")
 
 UNSUPPORTED_EXPRS = {
-    ast.BoolOp: ("'and'/'or'", "use nested if statements"),
-    ast.IfExp: ("conditional expressions (x if c else y)", "use an if statement"),
     ast.Lambda: ("lambda", "define the function at module level"),
     ast.ListComp: ("list comprehensions", "use a for loop over range"),
     ast.SetComp: ("set comprehensions", "use a for loop over range"),
@@ -127,6 +125,17 @@ class Block:
         self.stmts, self.branches, self.preds = [], [], []
         self.sealed, self.incomplete, self.defs, self.phis = False, {}, {}, []
         self.number = 0
+
+
+def is_boolean(node):
+    """Whether an expression's value is a bool whatever its operands: a
+    comparison, a `not`, a bool literal, and/or of such."""
+    if isinstance(node, ast.Compare) or (isinstance(node, ast.Constant) and
+                                         isinstance(node.value, bool)):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    return isinstance(node, ast.BoolOp) and all(is_boolean(x) for x in node.values)
 
 
 def res(v):
@@ -339,11 +348,61 @@ class Lowerer:
 
     # -- control flow --
     def cond(self, test):
-        if isinstance(test, (ast.Compare, ast.Constant)) or \
-                (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
-            return self.expr(test)
-        v = self.expr(test)
-        return self.emit(Stmt("op", "bool", [v], test, self, pyop="bool"))
+        return self.truth(test, self.expr(test))
+
+    def truth(self, node, v):
+        """The condition a branch tests for the value v of expression node:
+        v itself when it is a comparison, a `not` or a literal, else bool(v)."""
+        if is_boolean(node):
+            return v
+        return self.emit(Stmt("op", "bool", [v], node, self, pyop="bool"))
+
+    def fresh(self, kind):
+        """A variable of the lowering's own (not a Python name)."""
+        self.nvars += 1
+        return f".{kind}{self.nvars}"
+
+    def lower_boolop(self, e):
+        """`a and b` / `a or b`: each operand that decides the result jumps
+        to a join block with its value as the block argument."""
+        tmp = self.fresh("bool")
+        join = Block()
+        last = len(e.values) - 1
+        for i, x in enumerate(e.values):
+            v = self.expr(x)
+            self.write(tmp, self.cur, v)
+            if i == last:
+                self.br(join, None, x)
+                break
+            c = self.truth(x, v)
+            nxt = Block()
+            if isinstance(e.op, ast.And):
+                self.br(join, c, x)  # a false operand is the result
+                self.br(nxt, None, x)
+            else:
+                self.br(nxt, c, x)  # a false operand: go on to the next
+                self.br(join, None, x)
+            self.seal(nxt)
+            self.place(nxt)
+        self.seal(join)
+        self.place(join)
+        return self.read(tmp, join)
+
+    def lower_ifexp(self, e):
+        """`x if c else y`: then and else blocks joined with the value."""
+        c = self.cond(e.test)
+        tmp = self.fresh("if")
+        then_b, else_b, join = Block(), Block(), Block()
+        self.br(else_b, c, e)
+        self.br(then_b, None, e)
+        for b, x in ((then_b, e.body), (else_b, e.orelse)):
+            self.seal(b)
+            self.place(b)
+            self.write(tmp, self.cur, self.expr(x))
+            self.br(join, None, x)
+        self.seal(join)
+        self.place(join)
+        return self.read(tmp, join)
 
     def simple_return(self, stmts):
         if len(stmts) != 1 or not isinstance(stmts[0], ast.Return):
@@ -392,7 +451,13 @@ class Lowerer:
         info.update(header=header, exit=exit_b)
         self.loops.append(info)
         if "counter" in info:
-            self.write(info["target"], self.cur, self.read(info["counter"], self.cur))
+            i = self.read(info["counter"], self.cur)
+            if info["index"] is not None:
+                self.bind(info["index"], i, s.target)
+            if info["item"] is not None:
+                item = self.emit(Stmt("op", "getitem", [info["seq"], i], s.target, self,
+                                      pyop="[]"))
+                self.bind(info["item"], item, s.target)
         self.body(s.body)
         if self.cur is not None:
             self.next_iteration(info, s.body[-1])
@@ -423,28 +488,45 @@ class Lowerer:
         self.loop(s, header, exit_b, c, {"node": s})
 
     def lower_for(self, s):
+        """`for` over range(...) counts with a block argument; over
+        enumerate(xs) or a sequence xs (list, tuple, str, range or array,
+        checked when the loop starts) it counts up to len(xs), read once,
+        and binds xs[i]."""
         if s.orelse:
             self.fail(s, "'for ... else'", "use a flag variable")
         it = s.iter
-        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and
-                it.func.id == "range" and "range" not in self.locals and not it.keywords and
-                1 <= len(it.args) <= 3):
-            self.fail(it, "'for' loops over anything but range(...)",
-                      "loop over range(len(xs)) and index, or use a while loop")
-        if not isinstance(s.target, ast.Name):
-            self.fail(s.target, "'for' targets other than one variable", "use one loop variable")
-        args = it.args
+
+        def builtin_call(name, nargs):
+            return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+                it.func.id == name and name not in self.locals and \
+                not it.keywords and len(it.args) in nargs
         step = 1
-        if len(args) == 3:
-            st = self.literal(args[2])
-            if not isinstance(st, int) or isinstance(st, bool) or st == 0:
-                self.fail(args[2], "range steps other than nonzero integer literals",
-                          "use a while loop")
-            step = st
-        start = self.expr(args[0]) if len(args) >= 2 else Const(0)
-        stop = self.expr(args[1] if len(args) >= 2 else args[0])
-        self.nvars += 1
-        counter = f".for{self.nvars}"
+        if builtin_call("range", (1, 2, 3)):
+            args = it.args
+            if len(args) == 3:
+                st = self.literal(args[2])
+                if not isinstance(st, int) or isinstance(st, bool) or st == 0:
+                    self.fail(args[2], "range steps other than nonzero integer literals",
+                              "use a while loop")
+                step = st
+            start = self.expr(args[0]) if len(args) >= 2 else Const(0)
+            stop = self.expr(args[1] if len(args) >= 2 else args[0])
+            seq, index_target, item_target = None, s.target, None
+        else:
+            index_target = None
+            seq_node, item_target = it, s.target
+            if builtin_call("enumerate", (1,)):
+                if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
+                    self.fail(s.target, "'for' over enumerate(...) without a pair target",
+                              "write 'for i, x in enumerate(xs)'")
+                seq_node = it.args[0]
+                index_target, item_target = s.target.elts
+            seq = self.expr(seq_node)
+            start = Const(0)
+            stop = self.emit(Stmt("op", "builtins.len", [seq], seq_node, self, pyop="seqlen"))
+        self.check_target(index_target)
+        self.check_target(item_target)
+        counter = self.fresh("for")
         self.write(counter, self.cur, start)
         header, exit_b = Block(), Block()
         self.br(header, None, s)
@@ -452,7 +534,28 @@ class Lowerer:
         op = "<" if step > 0 else ">"
         c = self.emit(Stmt("op", op, [self.read(counter, header), stop], s, self, pyop=op))
         self.loop(s, header, exit_b, c, {"node": s, "counter": counter, "step": step,
-                                         "target": s.target.id})
+                                         "index": index_target, "item": item_target,
+                                         "seq": seq})
+
+    def check_target(self, t):
+        if t is None or isinstance(t, ast.Name):
+            return
+        if isinstance(t, ast.Tuple):
+            for e in t.elts:
+                self.check_target(e)
+            return
+        self.fail(t, "'for' targets other than variables and tuples of them",
+                  "bind variables, and index in the body")
+
+    def bind(self, t, v, node):
+        """Assigns v to the target t (a name, or a tuple of targets unpacked
+        by getitem)."""
+        if isinstance(t, ast.Name):
+            self.write(t.id, self.cur, v)
+            return
+        for i, e in enumerate(t.elts):
+            self.bind(e, self.emit(Stmt("op", "getitem", [v, Const(i)], node, self, pyop="[]")),
+                      node)
 
     # -- expressions --
     def literal(self, e):
@@ -496,6 +599,10 @@ class Lowerer:
             return Const(lit)
         if t is ast.Name:
             return self.load_name(e)
+        if t is ast.BoolOp:
+            return self.lower_boolop(e)
+        if t is ast.IfExp:
+            return self.lower_ifexp(e)
         if t is ast.BinOp:
             if type(e.op) not in BINOPS:
                 self.fail(e, f"the operator {type(e.op).__name__}", "use a helper")

@@ -57,6 +57,10 @@ def _table():
         put(np.max, "maximum", 1)
         put(np.min, "minimum", 1)
         put(np.transpose, "transpose", 1)
+        put(np.random.random, "rand", 0)
+        put(np.random.rand, "rand", 0)
+        put(np.random.randn, "randn", 0)
+        put(np.random.standard_normal, "randn", 0)
     return t
 
 

@@ -12,11 +12,13 @@ import sys
 import sysconfig
 import types
 
-from . import _lower, _native, _ops
+from . import _context, _lower, _native, _ops
 
 K_ARG, K_CONST, K_PRIM, K_CALL = (_native.KIND_ARGUMENT, _native.KIND_CONSTANT,
                                    _native.KIND_PRIMITIVE, _native.KIND_CALL)
 K_JUMP, K_RETURN, K_ERROR = _native.KIND_JUMP, _native.KIND_RETURN, _native.KIND_ERROR
+KIND_NAMES = {K_ARG: "Argument", K_CONST: "Constant", K_PRIM: "Primitive", K_CALL: "Call",
+              K_JUMP: "Jump", K_RETURN: "Return", K_ERROR: "Error"}  # as Node.kind says
 
 _SAFE_LITERALS = (int, float, bool, str, type(None))
 
@@ -45,8 +47,9 @@ def lowered(f):
 
 
 def target(f):
-    """What the driver runs for a call of f: its lowered form, or None."""
-    if type(f) is not types.FunctionType:
+    """What the driver runs for a call of f: its lowered form, or None
+    (recorded as a primitive)."""
+    if type(f) is not types.FunctionType or hasattr(f, "__irtrace_primitive__"):
         return None
     return lowered(f)
 
@@ -89,6 +92,7 @@ def _pyexpr(s, x):
         return f"{x[0]} {op} {x[1]}"
     return {"neg": lambda: f"-{x[0]}", "not": lambda: f"not {x[0]}", "pos": lambda: f"+{x[0]}",
             "invert": lambda: f"~{x[0]}", "bool": lambda: f"_irt_bool({x[0]})",
+            "seqlen": lambda: f"_irt_seqlen({x[0]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "[]": lambda: f"{x[0]}[{x[1]}]",
             "[,]": lambda: f"{x[0]}[" + ", ".join(x[1:]) + "]",
@@ -196,19 +200,28 @@ def _generate(lf):
                 break
     emit("yield  # unreachable: makes every instrumented function a generator", entry, 2)
     cells = [f"_irt_cell_{n}" for n in lf.fn.__code__.co_freevars]
-    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr{''.join(', ' + c for c in cells)}):\n"
+    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr, _irt_seqlen{''.join(', ' + c for c in cells)}):\n"
            + "\n".join(lines) + "\n    return _irt_run\n")
     code = compile(src, f"<irtrace {lf.name}>", "exec")
     ns = {}
     exec(code, {"__builtins__": __builtins__}, ns)
     factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
     closure = lf.fn.__closure__ or ()
-    lf.gen = factory(consts, bool, getattr, *closure)
+    lf.gen = factory(consts, bool, getattr, _seqlen, *closure)
     lf.gen_code = lf.gen.__code__
     lf.specs = specs
     lf.sites = sites
     lf.linemap = linemap
     lf.source = src
+
+
+def _seqlen(xs):
+    """len(xs) for the sequences a traced `for` walks by index."""
+    if isinstance(xs, (list, tuple, str, range)) or \
+            (_ops.np is not None and isinstance(xs, _ops.np.ndarray) and xs.ndim > 0):
+        return len(xs)
+    raise TypeError(f"irtrace traces 'for' loops over ranges, lists, tuples, strings and "
+                    f"arrays (of at least one dimension), not over {type(xs).__name__}")
 
 
 # ---------------------------------------------------------------------------
@@ -220,7 +233,7 @@ class _FnRun:
     def __init__(self, run, lf):
         w = run.writer
         self.run, self.lf = run, lf
-        self.K = [w.define_class(*s) for s in lf.specs]
+        self.K = [run.define(lf.name, *s) for s in lf.specs]
         self.dyn = {}
         w.register_function(lf.name, lf.ir)
         w.register_control_flow(lf.name, *lf.control_flow)
@@ -229,8 +242,11 @@ class _FnRun:
         """The class of a call at `site` recorded as a primitive (or, with
         kind=K_CALL, as a nested call of the traced function f)."""
         b, pos, line, col, operands, method = self.lf.sites[site]
-        if kind == K_CALL:
-            name = f.__qualname__
+        marked = _context.primitive_name(f)
+        if marked is not None:
+            name = marked
+        elif kind == K_CALL or lowered_or_none(f) is not None:
+            name = f.__qualname__  # a traced function, recorded with or without its body
         elif method:
             name = _ops.method_name(f, recv, len(operands))
         else:
@@ -238,16 +254,63 @@ class _FnRun:
         key = (site, name, kind)
         c = self.dyn.get(key)
         if c is None:
-            c = self.run.writer.define_class(kind, name, b, pos, 0, line, col, False, False,
-                                             operands)
+            c = self.run.define(self.lf.name, kind, name, b, pos, 0, line, col, False, False,
+                                operands)
             self.dyn[key] = c
         return c
 
 
+def lowered_or_none(f):
+    return lowered(f) if type(f) is types.FunctionType else None
+
+
 class Run:
-    def __init__(self, writer):
+    def __init__(self, writer, context=None):
         self.writer = writer
         self.fns = {}
+        self.stack = []
+        self.ctx = context
+        self.info = None  # class -> (kind, op, function, line, col), when nodes are watched
+        self.T = target
+        self.A, self.M = writer.append, writer.mark
+        if context is not None:
+            self.T = self.target_in_context
+            if context.tag_random or context._wants_nodes():
+                self.info = {}
+                self.A, self.M = self.append_watched, self.mark_watched
+
+    def define(self, function, kind, op, block, pos, aux, line, col, has_cond, taken, operands):
+        c = self.writer.define_class(kind, op, block, pos, aux, line, col, has_cond, taken,
+                                     operands)
+        if self.info is not None:
+            self.info[c] = (KIND_NAMES[kind], op, function, line, col)
+        return c
+
+    def target_in_context(self, f):
+        lf = target(f)
+        if lf is None or self.ctx.can_recur(f, len(self.stack) + 1):
+            return lf
+        return None
+
+    def watched(self, cls, nid, value):
+        kind, op, function, line, col = self.info[cls]
+        w = self.writer
+        if self.ctx.tag_random and op in ("rand", "randn"):
+            w.add_meta("random", "uniform" if op == "rand" else "normal")
+        meta = self.ctx.on_node(_context.NodeInfo(nid, kind, op, function, line, col, value))
+        if meta:
+            for k, v in meta.items():
+                w.add_meta(str(k), v)
+
+    def append_watched(self, cls, value, refs):
+        nid = self.writer.append(cls, value, refs)
+        self.watched(cls, nid, value)
+        return nid
+
+    def mark_watched(self, cls, refs):
+        nid = self.writer.mark(cls, refs)
+        self.watched(cls, nid, None)
+        return nid
 
     def fnrun(self, lf):
         r = self.fns.get(id(lf))
@@ -267,7 +330,7 @@ class Run:
         fr = self.fnrun(lf)
         w = self.writer
         flat = [x for pair in zip(vals, nodes) for x in pair]
-        return fr, lf.gen(w.append, w.mark, fr.K, fr.D, target, f, *flat), vals
+        return fr, lf.gen(self.A, self.M, fr.K, fr.D, self.T, f, *flat), vals
 
     def run(self, f, args):
         lf = target(f)
@@ -276,10 +339,11 @@ class Run:
         w = self.writer
         n = len(lf.params) - 1
         fr, gen, vals = self.start(lf, f, args, [None] * len(args))
-        root = w.define_class(K_CALL, lf.name, 0, 0, 0, lf.line, lf.col, False, False,
-                              [(v,) for v in vals])
-        w.mark(root, ())
-        stack = [(gen, lf, fr)]
+        root = self.define("", K_CALL, lf.name, 0, 0, 0, lf.line, lf.col, False, False,
+                           [(v,) for v in vals])
+        self.M(root, ())
+        stack = self.stack
+        stack.append((gen, lf, fr))
         send, throw = None, None
         del n
         while True:
@@ -302,7 +366,7 @@ class Run:
             try:
                 cfr, cgen, cvals = self.start(t, callee, cvals, cnodes)
                 refs = tuple(x for x in cnodes if x is not None)
-                w.mark(fr.D(site, callee, None, K_CALL), refs)
+                self.M(fr.D(site, callee, None, K_CALL), refs)
             except BaseException as e:  # raised where the call is
                 throw = e
                 continue
@@ -335,8 +399,8 @@ class Run:
             if first and isinstance(exc, _native.Int64Overflow):
                 outer = OverflowError(f"{lf.file}:{line}:{col}: {exc}")
                 outer.__cause__ = exc
-            c = w.define_class(K_ERROR, op, block, pos, aux, line, col, False, False, [])
-            w.mark(c, ())
+            c = self.define(lf.name, K_ERROR, op, block, pos, aux, line, col, False, False, [])
+            w.mark(c, ())  # not shown to on_node: the run is over
             if first:
                 w.add_meta("error", f"{type(outer).__name__}: {outer}")
             first = False
@@ -346,10 +410,10 @@ class Run:
         return outer
 
 
-def record(f, args, path, producer_version):
+def record(f, args, path, producer_version, context=None):
     """Runs f(*args) and records it; returns (result, trace bytes or None)."""
     w = _native.Writer(path or "", "irtrace-python", producer_version)
-    r = Run(w)
+    r = Run(w, context)
     try:
         result = r.run(f, tuple(args))
     except BaseException:
