@@ -106,6 +106,8 @@ class Stmt(Val):
     resolved at run time), 'method' (a method of the first operand),
     'global' (a global or closure value, recorded as a Constant)."""
 
+    kwnames = ()  # of a call: the keywords of its last len(kwnames) args
+
     def __init__(self, kind, name, args, node, fn, pyop=None, callee=None):
         self.kind, self.name, self.args, self.pyop, self.callee = kind, name, args, pyop, callee
         self.line, self.col = fn.pos(node)
@@ -643,20 +645,27 @@ class Lowerer:
             a = self.expr(e.value)
             return self.emit(Stmt("op", "getattr", [a, Const(e.attr)], e, self, pyop="getattr"))
         if t is ast.Call:
+            kwnames = []
             for k in e.keywords:
-                self.fail(k if hasattr(k, "lineno") else e, "keyword arguments in calls",
-                          "pass the arguments by position")
+                if k.arg is None:
+                    self.fail(k.value, "'**' arguments in calls", "pass the arguments by name")
+                kwnames.append(k.arg)
             f = e.func
             if isinstance(f, ast.Attribute) and self.dotted(f) is None:
                 recv = self.expr(f.value)
                 args = [recv] + [self.expr(x) for x in e.args]
-                return self.emit(Stmt("method", f.attr, args, e, self, callee=f.attr))
+                args += [self.expr(k.value) for k in e.keywords]
+                s = Stmt("method", f.attr, args, e, self, callee=f.attr)
+                s.kwnames = tuple(kwnames)
+                return self.emit(s)
             d = self.dotted(f)
             if d is None:
                 self.fail(e, "calls of computed functions", "call a function by its name")
-            args = [self.expr(x) for x in e.args]
+            args = [self.expr(x) for x in e.args] + [self.expr(k.value) for k in e.keywords]
             where = "cell" if d[0] in self.free else "name"
-            return self.emit(Stmt("call", ".".join(d), args, e, self, callee=(where, ".".join(d))))
+            s = Stmt("call", ".".join(d), args, e, self, callee=(where, ".".join(d)))
+            s.kwnames = tuple(kwnames)
+            return self.emit(s)
         self.fail(e, f"'{t.__name__}' expressions", "move the computation into a helper")
 
     # -- the result --
@@ -739,8 +748,14 @@ class Lowerer:
             obj = getattr(obj, r, None)
         if obj is None:
             return dotted
-        if type(obj) is types.FunctionType:
+        from . import _context, _record
+        marked = _context.primitive_name(obj)
+        if marked is not None:
+            return "Main." + marked
+        if type(obj) is types.FunctionType and _record.traceable(obj):
             return "Main." + obj.__qualname__
+        if s.kwnames:
+            return _ops.qualified(obj)
         name = _ops.op_name(obj, len(s.args))
         return "Main." + name if name != _ops.qualified(obj) else name
 
@@ -790,6 +805,8 @@ def stmt_text(s, name):
         return f"-{args[0]}"
     if name == "!" and len(args) == 1:
         return f"!{args[0]}"
+    npos = len(args) - len(s.kwnames)
+    args = args[:npos] + [f"{k}={a}" for k, a in zip(s.kwnames, args[npos:])]
     return f"{name}({', '.join(args)})"
 
 

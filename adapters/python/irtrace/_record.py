@@ -29,6 +29,16 @@ _LIBRARY_DIRS = tuple({p for k in ("stdlib", "platstdlib", "purelib", "platlib")
 _lowered = {}  # code object -> Lowered, or None (not traced)
 
 
+def traceable(f):
+    """Whether the Python function f is traced (lowered and recorded with
+    its body): it has source, outside the standard library and
+    site-packages, and is no generator or coroutine."""
+    code = f.__code__
+    fname = code.co_filename
+    return not (code.co_flags & (0x20 | 0x80 | 0x100 | 0x200)) and \
+        not fname.startswith("<") and not fname.startswith(_LIBRARY_DIRS)
+
+
 def lowered(f):
     """The lowered form of a traced function, or None for one recorded as a primitive."""
     code = f.__code__
@@ -36,10 +46,8 @@ def lowered(f):
         return _lowered[code]
     except KeyError:
         pass
-    fname = code.co_filename
     lf = None
-    if not (code.co_flags & (0x20 | 0x80 | 0x100 | 0x200)) and not fname.startswith("<") and \
-            not fname.startswith(_LIBRARY_DIRS):
+    if traceable(f):
         lf = _lower.lower(f)
         _generate(lf)
     _lowered[code] = lf
@@ -106,6 +114,13 @@ def _callee(s):
     return ".".join([base] + rest)
 
 
+def _callargs(s, x, skip=0):
+    """The argument list of a call statement (without its first `skip`
+    operands, a method's receiver): positional, then keywords."""
+    npos = len(x) - len(s.kwnames)
+    return ", ".join(x[skip:npos] + [f"{k}={v}" for k, v in zip(s.kwnames, x[npos:])])
+
+
 def _generate(lf):
     """Generates and compiles lf's instrumented generator function."""
     specs = []  # (kind, op, block, pos, aux, line, col, has_cond, taken_when, operands)
@@ -151,11 +166,11 @@ def _generate(lf):
                      info, 4)
                 continue
             sites.append((b.number, s.ssa, s.line, s.col, _specs_operands(s.args),
-                          s.kind == "method"))
+                          s.kind == "method", s.kwnames))
             site = len(sites) - 1
             if s.kind == "method":
                 emit(f"_irt_f = {x[0]}.{s.callee}", info, 4)
-                emit(f"_irt_v{s.ssa} = _irt_f({', '.join(x[1:])})", info, 4)
+                emit(f"_irt_v{s.ssa} = _irt_f({_callargs(s, x, 1)})", info, 4)
                 emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, {x[0]}), _irt_v{s.ssa}, "
                      f"{_refs(s.args)})", info, 4)
                 continue
@@ -165,7 +180,7 @@ def _generate(lf):
             emit(f"_irt_v{s.ssa}, _irt_n{s.ssa} = yield (_irt_t, _irt_f, {site}, "
                  f"({''.join(a + ', ' for a in x)}), {_nodes(s.args)})", info, 5)
             emit("else:", info, 4)
-            emit(f"_irt_v{s.ssa} = _irt_f({', '.join(x)})", info, 5)
+            emit(f"_irt_v{s.ssa} = _irt_f({_callargs(s, x)})", info, 5)
             emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, None), _irt_v{s.ssa}, "
                  f"{_refs(s.args)})", info, 5)
         for br in b.branches:
@@ -241,12 +256,14 @@ class _FnRun:
     def D(self, site, f, recv, kind=K_PRIM):
         """The class of a call at `site` recorded as a primitive (or, with
         kind=K_CALL, as a nested call of the traced function f)."""
-        b, pos, line, col, operands, method = self.lf.sites[site]
+        b, pos, line, col, operands, method, kwnames = self.lf.sites[site]
         marked = _context.primitive_name(f)
         if marked is not None:
             name = marked
         elif kind == K_CALL or lowered_or_none(f) is not None:
             name = f.__qualname__  # a traced function, recorded with or without its body
+        elif kwnames:  # no standard meaning: the name says the keywords
+            name = _ops.qualified(f) + "(" + ", ".join(k + "=" for k in kwnames) + ")"
         elif method:
             name = _ops.method_name(f, recv, len(operands))
         else:
@@ -318,15 +335,31 @@ class Run:
             r = self.fns[id(lf)] = _FnRun(self, lf)
         return r
 
-    def start(self, lf, f, vals, nodes):
-        n = len(lf.params) - 1
-        vals, nodes = list(vals), list(nodes)
-        if len(vals) < n and f.__defaults__ and len(vals) + len(f.__defaults__) >= n:
-            extra = f.__defaults__[len(f.__defaults__) - (n - len(vals)):]
-            vals += extra
-            nodes += [None] * len(extra)
-        if len(vals) != n:
-            raise TypeError(f"{lf.name}() takes {n} positional arguments but {len(vals)} were given")
+    def start(self, lf, f, vals, nodes, kwnames=()):
+        """Binds a call's arguments (positional, then kwnames) to lf's
+        parameters as Python does, defaults included."""
+        names = [p.name for p in lf.params[1:]]
+        n = len(names)
+        npos = len(vals) - len(kwnames)
+        if npos > n:
+            raise TypeError(f"{lf.name}() takes {n} positional arguments but {npos} were given")
+        bound = list(zip(vals[:npos], nodes[:npos])) + [None] * (n - npos)
+        for k, name in enumerate(kwnames):
+            if name not in names:
+                raise TypeError(f"{lf.name}() got an unexpected keyword argument '{name}'")
+            j = names.index(name)
+            if bound[j] is not None:
+                raise TypeError(f"{lf.name}() got multiple values for argument '{name}'")
+            bound[j] = (vals[npos + k], nodes[npos + k])
+        defaults = f.__defaults__ or ()
+        for j in range(n):
+            if bound[j] is None:
+                d = j - (n - len(defaults))
+                if d < 0:
+                    raise TypeError(f"{lf.name}() missing required argument: '{names[j]}'")
+                bound[j] = (defaults[d], None)
+        vals = [v for v, _ in bound]
+        nodes = [x for _, x in bound]
         fr = self.fnrun(lf)
         w = self.writer
         flat = [x for pair in zip(vals, nodes) for x in pair]
@@ -364,7 +397,7 @@ class Run:
                 raise self.fail(stack, e)
             t, callee, site, cvals, cnodes = req
             try:
-                cfr, cgen, cvals = self.start(t, callee, cvals, cnodes)
+                cfr, cgen, cvals = self.start(t, callee, cvals, cnodes, fr.lf.sites[site][6])
                 refs = tuple(x for x in cnodes if x is not None)
                 self.M(fr.D(site, callee, None, K_CALL), refs)
             except BaseException as e:  # raised where the call is

@@ -102,3 +102,17 @@ def noisy(x):
 
 def pick(A, i, j):
     return A[i, j] * A[i][j] + np.sum(A[-1])
+
+
+def scaled(x, k=2.0, shift=0.0):
+    return x * k + shift
+
+
+def keywords(A, x):
+    col = np.sum(A, axis=0)
+    m = A.sum(axis=1)
+    return scaled(x, shift=np.sum(col) + np.sum(m)) + scaled(k=3.0, x=x)
+
+
+def bad_keyword(x):
+    return scaled(x, y=2.0)

@@ -206,3 +206,32 @@ def test_numpy_indexing_is_getitem_with_its_rule(tmp_path):
         r = tmp_path / "r.fb"
         tool("irt-replay", "--set", "@2=[1.0 2.0 3.0; 4.0 5.0 7.0]", "-o", r, path)
         assert "→ 65.0::Float64" in tool("irt-print", r).splitlines()[0]
+
+
+def test_keyword_arguments_in_calls(tmp_path):
+    A = np.arange(6.0).reshape(2, 3)
+    t, path = recorded(tmp_path, pc.keywords, A, 1.5)
+    assert t.result == pc.keywords(A, 1.5)
+    ir = irtrace.ir(pc.keywords)
+    assert "numpy.sum(%2, axis=0)" in ir and "Main.scaled(%3, shift=" in ir
+    text = t.print(levels=2)
+    # Library calls with keywords keep their names; calls of traced
+    # functions bind keywords to parameters, defaults included.
+    assert "⟨numpy.sum(axis=)⟩(@2, ⟨0⟩) → [3.0, 5.0, 7.0]::Vector{Float64}" in text
+    assert "⟨numpy.ndarray.sum(axis=)⟩(@2, ⟨1⟩) → [3.0, 12.0]" in text
+    calls = [n for n in t.root.children if n.op == "scaled"]
+    assert [[a.value for a in c.children[1:4]] for c in calls] == [[1.5, 2.0, 30.0],
+                                                                   [1.5, 3.0, 0.0]]
+    g = irtrace.grad(path, wrt=[3])
+    assert g.derivatives == [None, 5.0]
+
+
+def test_keyword_argument_errors_are_python_errors(tmp_path):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
+        pc.bad_keyword(1.0)
+    path = tmp_path / "t.fb"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
+        irtrace.track(pc.bad_keyword, 1.0, out=path)
+    assert irtrace.load(path).metadata["status"] == "failed"
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        irtrace.track(pc.scaled, 1.0, x=2.0)
