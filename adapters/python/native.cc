@@ -271,30 +271,36 @@ class Writer {
 
   uint64_t Append(uint32_t cls, py::handle value, const py::tuple& refs) {
     NodeIds ids(refs);
-    PyObject* p = value.ptr();
+    return AppendIds(cls, value.ptr(), ids.data(), ids.size());
+  }
+
+  // A node without a value (Jump, Call marker, Error).
+  uint64_t Mark(uint32_t cls, const py::tuple& refs) {
+    NodeIds ids(refs);
+    return MarkIds(cls, ids.data(), ids.size());
+  }
+
+  uint64_t AppendIds(uint32_t cls, PyObject* p, const irt::NodeId* ids, uint32_t n) {
     uint64_t id;
     if (PyFloat_CheckExact(p)) {
       double d = PyFloat_AS_DOUBLE(p);
       uint64_t bits;
       std::memcpy(&bits, &d, 8);
-      id = w_->AppendScalar(cls, irt::VKind::kF64, bits, ids.data(), ids.size());
+      id = w_->AppendScalar(cls, irt::VKind::kF64, bits, ids, n);
     } else if (PyBool_Check(p)) {
-      id = w_->AppendScalar(cls, irt::VKind::kBool, p == Py_True ? 1 : 0, ids.data(), ids.size());
+      id = w_->AppendScalar(cls, irt::VKind::kBool, p == Py_True ? 1 : 0, ids, n);
     } else {
       std::string opaque;
-      irt::Value v = ToValue(value, &opaque, 0);
-      id = w_->Append(cls, v, std::span<const irt::NodeId>(ids.data(), ids.size()));
+      irt::Value v = ToValue(py::handle(p), &opaque, 0);
+      id = w_->Append(cls, v, std::span<const irt::NodeId>(ids, n));
       if (!opaque.empty()) w_->AddMeta("python_type", irt::Value::String(opaque));
     }
     Check();
     return id;
   }
 
-  // A node without a value (Jump, Call marker, Error).
-  uint64_t Mark(uint32_t cls, const py::tuple& refs) {
-    NodeIds ids(refs);
-    uint64_t id =
-        w_->Append(cls, irt::Value(), std::span<const irt::NodeId>(ids.data(), ids.size()));
+  uint64_t MarkIds(uint32_t cls, const irt::NodeId* ids, uint32_t n) {
+    uint64_t id = w_->Append(cls, irt::Value(), std::span<const irt::NodeId>(ids, n));
     Check();
     return id;
   }
@@ -502,6 +508,70 @@ py::dict Grad(const PyTrace& tr, const std::string& rules_path, const std::vecto
 
 }  // namespace
 
+// ---------------------------------------------------------------------------
+// The recording hot path: append(cls, value, ref...) and mark(cls, ref...)
+// as plain CPython vectorcall functions bound to one Writer. pybind11's
+// general dispatch and the tuple of references cost more than the append
+// itself; these take their arguments from the caller's stack.
+
+constexpr const char* kWriterCapsule = "irtrace._native.Writer";
+
+template <bool kHasValue>
+PyObject* FastAppend(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  constexpr Py_ssize_t kFirstRef = kHasValue ? 2 : 1;
+  auto* w = static_cast<Writer*>(PyCapsule_GetPointer(self, kWriterCapsule));
+  if (w == nullptr) return nullptr;
+  if (nargs < kFirstRef) {
+    PyErr_SetString(PyExc_TypeError,
+                    kHasValue ? "append(cls, value, ref...)" : "mark(cls, ref...)");
+    return nullptr;
+  }
+  constexpr Py_ssize_t kInline = 16;
+  irt::NodeId inline_ids[kInline];
+  std::vector<irt::NodeId> heap;
+  Py_ssize_t n = nargs - kFirstRef;
+  irt::NodeId* ids = inline_ids;
+  if (n > kInline) {
+    heap.resize(static_cast<size_t>(n));
+    ids = heap.data();
+  }
+  unsigned long cls = PyLong_AsUnsignedLong(args[0]);
+  for (Py_ssize_t i = 0; i < n; ++i) ids[i] = PyLong_AsUnsignedLongLong(args[kFirstRef + i]);
+  if (PyErr_Occurred()) return nullptr;
+  try {
+    uint64_t id =
+        kHasValue ? w->AppendIds(static_cast<uint32_t>(cls), args[1], ids, static_cast<uint32_t>(n))
+                  : w->MarkIds(static_cast<uint32_t>(cls), ids, static_cast<uint32_t>(n));
+    return PyLong_FromUnsignedLongLong(id);
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(g_error, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef g_fast_append = {
+    "append", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(FastAppend<true>)),
+    METH_FASTCALL, "append(cls, value, ref...) -> node id"};
+PyMethodDef g_fast_mark = {
+    "mark", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(FastAppend<false>)),
+    METH_FASTCALL, "mark(cls, ref...) -> node id"};
+
+// The fast function `def` bound to the Writer `obj` (kept alive by it).
+py::object FastFunction(py::object obj, PyMethodDef* def) {
+  Writer* w = obj.cast<Writer*>();
+  PyObject* cap = PyCapsule_New(w, kWriterCapsule, [](PyObject* c) {
+    Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c)));
+  });
+  if (cap == nullptr) throw py::error_already_set();
+  PyCapsule_SetContext(cap, obj.release().ptr());
+  PyObject* f = PyCFunction_New(def, cap);
+  Py_DECREF(cap);
+  if (f == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(f);
+}
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "libtrace's writer, reader, printer and derivative engine";
   static py::exception<std::runtime_error> err(m, "TraceError");
@@ -529,6 +599,8 @@ PYBIND11_MODULE(_native, m) {
       .def("register_control_flow", &Writer::RegisterControlFlow)
       .def("append", &Writer::Append)
       .def("mark", &Writer::Mark)
+      .def("fast_append", [](py::object self) { return FastFunction(self, &g_fast_append); })
+      .def("fast_mark", [](py::object self) { return FastFunction(self, &g_fast_mark); })
       .def("add_meta", &Writer::AddMeta)
       .def("add_trace_meta", &Writer::AddTraceMeta)
       .def("depth", &Writer::Depth)

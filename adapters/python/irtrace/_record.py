@@ -77,8 +77,8 @@ def _v(a, consts):
 
 
 def _refs(args):
-    r = [f"_irt_n{a.ssa}" for a in args if not isinstance(a, _lower.Const)]
-    return "(" + "".join(x + ", " for x in r) + ")"
+    """The references of a node's operands, as trailing call arguments."""
+    return "".join(f", _irt_n{a.ssa}" for a in args if not isinstance(a, _lower.Const))
 
 
 def _nodes(args):
@@ -138,17 +138,18 @@ def _generate(lf):
         linemap[len(lines)] = info
 
     params = lf.params
-    argnames = ", ".join(f"_irt_v{p.ssa}, _irt_n{p.ssa}" for p in params[1:])
     entry = ("entry", params[0])
-    emit(f"def _irt_run(_irt_A, _irt_M, _irt_K, _irt_D, _irt_T, _irt_F"
-         f"{', ' + argnames if argnames else ''}):", entry, 1)
+    emit("def _irt_run(_irt_A, _irt_M, _irt_K, _irt_D, _irt_T, _irt_F, _irt_V, _irt_N):", entry, 1)
+    if len(params) > 1:  # the arguments' values and nodes (None: a literal)
+        emit("".join(f"_irt_v{p.ssa}, " for p in params[1:]) + "= _irt_V", entry, 2)
+        emit("".join(f"_irt_n{p.ssa}, " for p in params[1:]) + "= _irt_N", entry, 2)
     c = spec(K_ARG, "", 1, 1, 0, lf.line, lf.col, False, False, [])
-    emit(f"_irt_n1 = _irt_A(_irt_K[{c}], _irt_F, ())", entry, 2)
+    emit(f"_irt_n1 = _irt_A(_irt_K[{c}], _irt_F)", entry, 2)
     for p in params[1:]:
         lit = spec(K_ARG, "", 1, p.ssa, 0, p.line, p.col, False, False, [])
         ref = spec(K_ARG, "", 1, p.ssa, 0, p.line, p.col, False, False, [None])
-        emit(f"_irt_n{p.ssa} = _irt_A(_irt_K[{lit}], _irt_v{p.ssa}, ()) if _irt_n{p.ssa} is None "
-             f"else _irt_A(_irt_K[{ref}], _irt_v{p.ssa}, (_irt_n{p.ssa},))", entry, 2)
+        emit(f"_irt_n{p.ssa} = _irt_A(_irt_K[{lit}], _irt_v{p.ssa}) if _irt_n{p.ssa} is None "
+             f"else _irt_A(_irt_K[{ref}], _irt_v{p.ssa}, _irt_n{p.ssa})", entry, 2)
     emit("_irt_b = 1", entry, 2)
     emit("while True:", entry, 2)
     for bi, b in enumerate(lf.blocks):
@@ -162,7 +163,7 @@ def _generate(lf):
                            s.col, False, False, _specs_operands(s.args))
                 rhs = _pyexpr(s, x) if s.kind == "op" else _callee(s)
                 emit(f"_irt_v{s.ssa} = {rhs}", info, 4)
-                emit(f"_irt_n{s.ssa} = _irt_A(_irt_K[{cls}], _irt_v{s.ssa}, {_refs(s.args)})",
+                emit(f"_irt_n{s.ssa} = _irt_A(_irt_K[{cls}], _irt_v{s.ssa}{_refs(s.args)})",
                      info, 4)
                 continue
             sites.append((b.number, s.ssa, s.line, s.col, _specs_operands(s.args),
@@ -171,7 +172,7 @@ def _generate(lf):
             if s.kind == "method":
                 emit(f"_irt_f = {x[0]}.{s.callee}", info, 4)
                 emit(f"_irt_v{s.ssa} = _irt_f({_callargs(s, x, 1)})", info, 4)
-                emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, {x[0]}), _irt_v{s.ssa}, "
+                emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, {x[0]}), _irt_v{s.ssa}"
                      f"{_refs(s.args)})", info, 4)
                 continue
             emit(f"_irt_f = {_callee(s)}", info, 4)
@@ -181,7 +182,7 @@ def _generate(lf):
                  f"({''.join(a + ', ' for a in x)}), {_nodes(s.args)})", info, 5)
             emit("else:", info, 4)
             emit(f"_irt_v{s.ssa} = _irt_f({_callargs(s, x)})", info, 5)
-            emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, None), _irt_v{s.ssa}, "
+            emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, None), _irt_v{s.ssa}"
                  f"{_refs(s.args)})", info, 5)
         for br in b.branches:
             info = ("branch", br)
@@ -189,7 +190,7 @@ def _generate(lf):
                 cls = spec(K_RETURN, "", b.number, br.pos, 0, br.line, br.col, False, False,
                            _specs_operands([br.ret]))
                 v = _v(br.ret, consts)
-                emit(f"return ({v}, _irt_A(_irt_K[{cls}], {v}, {_refs([br.ret])}))", info, 4)
+                emit(f"return ({v}, _irt_A(_irt_K[{cls}], {v}{_refs([br.ret])}))", info, 4)
                 break
             ops = list(br.args) + ([br.cond] if br.cond is not None else [])
             cls = spec(K_JUMP, "", b.number, br.pos, br.target.number, br.line, br.col,
@@ -198,7 +199,7 @@ def _generate(lf):
             if br.cond is not None:
                 emit(f"if not {_v(br.cond, consts)}:", info, 4)
                 ind = 5
-            emit(f"_irt_j = _irt_M(_irt_K[{cls}], {_refs(ops)})", info, ind)
+            emit(f"_irt_j = _irt_M(_irt_K[{cls}]{_refs(ops)})", info, ind)
             targs = br.target.args
             if targs:
                 lhs = "".join(f"_irt_v{p.ssa}, " for p in targs)
@@ -207,7 +208,7 @@ def _generate(lf):
                 for k, p in enumerate(targs):
                     bc = spec(K_ARG, "", br.target.number, p.ssa, k + 1, p.line, p.col, False,
                               False, [None])
-                    emit(f"_irt_n{p.ssa} = _irt_A(_irt_K[{bc}], _irt_v{p.ssa}, (_irt_j,))",
+                    emit(f"_irt_n{p.ssa} = _irt_A(_irt_K[{bc}], _irt_v{p.ssa}, _irt_j)",
                          info, ind)
             emit(f"_irt_b = {br.target.number}", info, ind)
             emit("continue", info, ind)
@@ -223,6 +224,7 @@ def _generate(lf):
     factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
     closure = lf.fn.__closure__ or ()
     lf.gen = factory(consts, bool, getattr, _seqlen, *closure)
+    lf.nargs = len(params) - 1
     lf.gen_code = lf.gen.__code__
     lf.specs = specs
     lf.sites = sites
@@ -249,13 +251,17 @@ class _FnRun:
         w = run.writer
         self.run, self.lf = run, lf
         self.K = [run.define(lf.name, *s) for s in lf.specs]
-        self.dyn = {}
+        self.dyn = {}  # (site, callable, kind) -> class
+        self.by_name = {}  # (site, recorded name, kind) -> class
         w.register_function(lf.name, lf.ir)
         w.register_control_flow(lf.name, *lf.control_flow)
 
     def D(self, site, f, recv, kind=K_PRIM):
         """The class of a call at `site` recorded as a primitive (or, with
         kind=K_CALL, as a nested call of the traced function f)."""
+        c = self.dyn.get((site, f, kind))
+        if c is not None:
+            return c
         b, pos, line, col, operands, method, kwnames = self.lf.sites[site]
         marked = _context.primitive_name(f)
         if marked is not None:
@@ -268,12 +274,16 @@ class _FnRun:
             name = _ops.method_name(f, recv, len(operands))
         else:
             name = _ops.op_name(f, len(operands))
-        key = (site, name, kind)
-        c = self.dyn.get(key)
+        c = self.by_name.get((site, name, kind))
         if c is None:
             c = self.run.define(self.lf.name, kind, name, b, pos, 0, line, col, False, False,
                                 operands)
-            self.dyn[key] = c
+            self.by_name[(site, name, kind)] = c
+        if not method and type(f) is not types.MethodType:
+            try:  # (a bound method would keep its receiver: found by name each time)
+                self.dyn[(site, f, kind)] = c
+            except TypeError:  # an unhashable callable
+                pass
         return c
 
 
@@ -289,7 +299,8 @@ class Run:
         self.ctx = context
         self.info = None  # class -> (kind, op, function, line, col), when nodes are watched
         self.T = target
-        self.A, self.M = writer.append, writer.mark
+        self.fast_append, self.fast_mark = writer.fast_append(), writer.fast_mark()
+        self.A, self.M = self.fast_append, self.fast_mark
         if context is not None:
             self.T = self.target_in_context
             if context.tag_random or context._wants_nodes():
@@ -319,23 +330,27 @@ class Run:
             for k, v in meta.items():
                 w.add_meta(str(k), v)
 
-    def append_watched(self, cls, value, refs):
-        nid = self.writer.append(cls, value, refs)
+    def append_watched(self, cls, value, *refs):
+        nid = self.fast_append(cls, value, *refs)
         self.watched(cls, nid, value)
         return nid
 
-    def mark_watched(self, cls, refs):
-        nid = self.writer.mark(cls, refs)
+    def mark_watched(self, cls, *refs):
+        nid = self.fast_mark(cls, *refs)
         self.watched(cls, nid, None)
         return nid
 
-    def fnrun(self, lf):
-        r = self.fns.get(id(lf))
-        if r is None:
-            r = self.fns[id(lf)] = _FnRun(self, lf)
-        return r
-
     def start(self, lf, f, vals, nodes, kwnames=()):
+        """The generator that runs a call of lf, and the argument values."""
+        if kwnames or len(vals) != lf.nargs:
+            vals, nodes = self.bind(lf, f, vals, nodes, kwnames)
+        fr = self.fns.get(lf)
+        if fr is None:
+            fr = self.fns[lf] = _FnRun(self, lf)
+        return fr, lf.gen(self.A, self.M, fr.K, fr.D, self.T, f, vals, nodes), vals
+
+    @staticmethod
+    def bind(lf, f, vals, nodes, kwnames):
         """Binds a call's arguments (positional, then kwnames) to lf's
         parameters as Python does, defaults included."""
         names = [p.name for p in lf.params[1:]]
@@ -358,27 +373,19 @@ class Run:
                 if d < 0:
                     raise TypeError(f"{lf.name}() missing required argument: '{names[j]}'")
                 bound[j] = (defaults[d], None)
-        vals = [v for v, _ in bound]
-        nodes = [x for _, x in bound]
-        fr = self.fnrun(lf)
-        w = self.writer
-        flat = [x for pair in zip(vals, nodes) for x in pair]
-        return fr, lf.gen(self.A, self.M, fr.K, fr.D, self.T, f, *flat), vals
+        return tuple(v for v, _ in bound), tuple(x for _, x in bound)
 
     def run(self, f, args):
         lf = target(f)
         if lf is None:
             raise TypeError(f"irtrace.track: {f!r} is not a Python function with source")
-        w = self.writer
-        n = len(lf.params) - 1
-        fr, gen, vals = self.start(lf, f, args, [None] * len(args))
+        fr, gen, vals = self.start(lf, f, tuple(args), (None,) * len(args))
         root = self.define("", K_CALL, lf.name, 0, 0, 0, lf.line, lf.col, False, False,
                            [(v,) for v in vals])
-        self.M(root, ())
+        self.M(root)
         stack = self.stack
         stack.append((gen, lf, fr))
         send, throw = None, None
-        del n
         while True:
             gen, lf, fr = stack[-1]
             try:
@@ -398,8 +405,7 @@ class Run:
             t, callee, site, cvals, cnodes = req
             try:
                 cfr, cgen, cvals = self.start(t, callee, cvals, cnodes, fr.lf.sites[site][6])
-                refs = tuple(x for x in cnodes if x is not None)
-                self.M(fr.D(site, callee, None, K_CALL), refs)
+                self.M(fr.D(site, callee, None, K_CALL), *[x for x in cnodes if x is not None])
             except BaseException as e:  # raised where the call is
                 throw = e
                 continue
