@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -107,6 +108,22 @@ TEST(TraceTest, ValuesRoundTripExactly) {
     auto m = n->meta("copy");
     ASSERT_TRUE(m.has_value());
     EXPECT_TRUE(BitEqual(*m, values[i])) << i;
+  }
+  // A tensor is also read in place: its elements inside the chunk's bytes,
+  // 8-aligned, equal to the decoded copy; any other value has no view.
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::optional<TensorView> tv = t.node(1 + i)->tensor();
+    ASSERT_EQ(tv.has_value(), values[i].kind() == VKind::kTensor) << i;
+    if (!tv) continue;
+    const Tensor& want = values[i].tensor();
+    EXPECT_EQ(tv->dtype, want.dtype);
+    EXPECT_EQ(tv->shape, want.shape);
+    ASSERT_EQ(tv->data.size(), want.data.size());
+    EXPECT_TRUE(std::equal(tv->data.begin(), tv->data.end(), want.data.begin()));
+    std::span<const uint8_t> chunk = t.chunk_bytes(t.chunk_of(1 + i));
+    EXPECT_GE(tv->data.data(), chunk.data());
+    EXPECT_LE(tv->data.data() + tv->data.size(), chunk.data() + chunk.size());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(tv->data.data()) % 8, 0u);
   }
   auto tm = t.trace_meta();
   ASSERT_EQ(tm.size(), 1u);

@@ -63,6 +63,14 @@ struct Operand {
   Value literal;
 };
 
+/// A tensor value where the trace holds it: its elements are not copied.
+/// Valid while its Trace lives.
+struct TensorView {
+  DType dtype = DType::kF64;
+  std::vector<int64_t> shape;     // row-major (C order); empty = 0-dimensional
+  std::span<const uint8_t> data;  // little-endian elements
+};
+
 struct MetaEntry {
   std::string_view key;
   Value value;
@@ -85,6 +93,9 @@ class NodeView {
   uint64_t bits() const;
   /// The decoded value (copies tensor data); kNone for jumps and markers.
   Value value() const;
+  /// The value of a node whose value is a tensor, in place (no copy);
+  /// nullopt for any other value.
+  std::optional<TensorView> tensor() const;
   /// Primitive, callee or special name; "" when the node has none.
   std::string_view op() const;
   Location location() const;

@@ -92,6 +92,12 @@ std::vector<int64_t> ChunkColumns::tensor_shape(uint64_t bits) const {
   return shape;
 }
 
+std::span<const uint8_t> ChunkColumns::tensor_data(uint64_t bits) const {
+  const fb::Tensor* t = chunk->tensors()->Get(static_cast<uint32_t>(bits));
+  if (!t->data()) return {};
+  return {t->data()->data(), t->data()->size()};
+}
+
 std::vector<ChunkColumns::Function> ChunkColumns::Functions() const {
   std::vector<Function> out;
   if (!chunk->functions()) return out;

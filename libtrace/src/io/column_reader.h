@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,6 +102,8 @@ struct ChunkColumns {
   /// The element type and shape of tensor `bits` (< n_tensors).
   DType tensor_dtype(uint64_t bits) const;
   std::vector<int64_t> tensor_shape(uint64_t bits) const;
+  /// The elements of tensor `bits` (< n_tensors), in the chunk.
+  std::span<const uint8_t> tensor_data(uint64_t bits) const;
   /// The functions whose IR the chunk carries, with their control-flow
   /// facts (from the IR text for a 1.0 chunk; none when it has neither).
   struct Function {

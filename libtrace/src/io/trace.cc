@@ -540,6 +540,12 @@ NodeKind NodeView::kind() const { return internal::RawNode(columns_, local_).kin
 VKind NodeView::vkind() const { return internal::RawNode(columns_, local_).vkind(); }
 uint64_t NodeView::bits() const { return internal::RawNode(columns_, local_).bits(); }
 Value NodeView::value() const { return internal::RawNode(columns_, local_).value(); }
+std::optional<TensorView> NodeView::tensor() const {
+  const internal::RawNode n(columns_, local_);
+  if (n.vkind() != VKind::kTensor) return std::nullopt;
+  return TensorView{columns_->tensor_dtype(n.bits()), columns_->tensor_shape(n.bits()),
+                    columns_->tensor_data(n.bits())};
+}
 std::string_view NodeView::op() const { return internal::RawNode(columns_, local_).op(); }
 Location NodeView::location() const { return internal::RawNode(columns_, local_).location(); }
 size_t NodeView::num_operands() const { return internal::RawNode(columns_, local_).num_operands(); }
