@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "irt/control_flow.h"
 #include "irt/grad.h"
 #include "irt/graph.h"
+#include "irt/npy.h"
 #include "irt/output.h"
 #include "irt/print.h"
 #include "irt/rules.h"
@@ -352,6 +354,43 @@ struct TraceHandle {
   std::unique_ptr<irt::Trace> trace;
 };
 
+// A tensor value as a read-only NumPy array over the trace's own bytes (the
+// mapped file): no copy. The array keeps the trace open.
+py::object TensorArray(const std::shared_ptr<TraceHandle>& h, const irt::TensorView& t) {
+  const char* fmt = "f8";
+  switch (t.dtype) {
+    case irt::DType::kF64:
+      fmt = "f8";
+      break;
+    case irt::DType::kF32:
+      fmt = "f4";
+      break;
+    case irt::DType::kI64:
+      fmt = "i8";
+      break;
+    case irt::DType::kI32:
+      fmt = "i4";
+      break;
+    case irt::DType::kBool:
+      fmt = "?";
+      break;
+  }
+  py::capsule owner(new std::shared_ptr<TraceHandle>(h),
+                    [](void* p) { delete static_cast<std::shared_ptr<TraceHandle>*>(p); });
+  static const uint8_t kEmpty[8] = {};
+  const void* data = t.data.empty() ? kEmpty : t.data.data();
+  py::array a(py::dtype(fmt), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()), data,
+              owner);
+  a.attr("setflags")(py::arg("write") = false);
+  return a;
+}
+
+// A node's value: tensors in place, the rest decoded.
+py::object NodeValue(const std::shared_ptr<TraceHandle>& h, const irt::NodeView& v) {
+  if (std::optional<irt::TensorView> t = v.tensor()) return TensorArray(h, *t);
+  return FromValue(v.value());
+}
+
 class Node;
 
 class PyTrace {
@@ -405,10 +444,16 @@ class PyTrace {
   std::shared_ptr<TraceHandle> h_;
 };
 
+// A node of the call tree, as IRTracker.jl's nodes: its parent call (nullptr
+// for the root) and its 0-based position in that call's body. A call loads
+// its body (irt::CallBody: segments, not nodes) once, when it is first
+// asked for, and its copies and children share it; the dependency queries
+// are CallBody's, the analysis irt-slice makes within one call.
 class Node {
  public:
-  Node(std::shared_ptr<TraceHandle> h, irt::Child c, std::shared_ptr<const Node> parent)
-      : h_(std::move(h)), c_(c), parent_(std::move(parent)) {}
+  Node(std::shared_ptr<TraceHandle> h, irt::Child c, std::shared_ptr<const Node> parent,
+       int64_t pos)
+      : h_(std::move(h)), c_(c), parent_(std::move(parent)), pos_(pos) {}
   const irt::Trace& t() const { return *h_->trace; }
   irt::NodeView view() const { return Take(t().node(c_.id)); }
 
@@ -418,8 +463,8 @@ class Node {
   bool IsCall() const { return c_.is_call(); }
   py::object Value() const {
     // A call's value is the value its Return gives.
-    irt::NodeView v = c_.is_call() ? Take(t().node(c_.end)) : view();
-    return FromValue(v.value());
+    if (c_.is_call() && c_.end == irt::kNoNode) return py::none();
+    return NodeValue(h_, c_.is_call() ? Take(t().node(c_.end)) : view());
   }
   py::dict Location() const {
     irt::Location l = view().location();
@@ -454,21 +499,125 @@ class Node {
   static std::vector<Node> Children(const std::shared_ptr<const Node>& self) {
     std::vector<Node> out;
     if (!self->c_.is_call()) return out;
-    for (const irt::Child& c : Take(irt::Children(self->t(), self->c_))) {
-      out.emplace_back(self->h_, c, self);
-    }
+    const irt::CallBody& b = self->Body();
+    out.reserve(b.size());
+    for (size_t i = 0; i < b.size(); ++i) out.emplace_back(self->h_, b[i], self, i);
     return out;
   }
   std::optional<Node> Parent() const {
     if (!parent_) return std::nullopt;
     return *parent_;
   }
+  // @i in the parent's body (1-based); None for the root.
+  std::optional<uint64_t> Position() const {
+    if (!parent_) return std::nullopt;
+    return static_cast<uint64_t>(pos_) + 1;
+  }
+  // "@8/@4" from the root ("@" for the root), as irt-print --node takes it.
+  std::string Path() const {
+    std::vector<int64_t> steps;
+    for (const Node* n = this; n->parent_; n = n->parent_.get()) steps.push_back(n->pos_ + 1);
+    if (steps.empty()) return "@";
+    std::string out;
+    for (size_t i = steps.size(); i-- > 0;) {
+      if (!out.empty()) out += '/';
+      out += '@' + std::to_string(steps[i]);
+    }
+    return out;
+  }
+  // The node's line as irt-print shows it (the root: its call line).
+  std::string Repr() const {
+    irt::PrintOptions o;
+    o.show_meta = false;
+    if (!parent_) {
+      o.levels = 1;
+      auto out = irt::Output::Memory();
+      irt::Status s = irt::PrintText(t(), o, *out);
+      if (s.ok()) s = out->Commit();
+      if (!s.ok()) Throw(s);
+      std::string text = out->memory();
+      return text.substr(0, text.find('\n'));
+    }
+    return Take(irt::FormatNode(t(), parent_->Body(), static_cast<size_t>(pos_), o));
+  }
+
+  // IRTracker's graph API, within the call holding the node.
+  py::list Referenced(bool numbered) const {
+    py::list l;
+    if (!parent_) return l;
+    const irt::CallBody& b = parent_->Body();
+    if (numbered) {
+      for (const auto& [arg, p] : Take(b.ReferencedNumbered(static_cast<size_t>(pos_)))) {
+        l.append(py::make_tuple(arg, Sibling(p)));
+      }
+    } else {
+      for (size_t p : Take(b.Referenced(static_cast<size_t>(pos_)))) l.append(Sibling(p));
+    }
+    return l;
+  }
+  py::list Backward() const { return Siblings(&irt::CallBody::Backward); }
+  py::list Dependents() const { return Siblings(&irt::CallBody::Dependents); }
+  py::list Forward() const { return Siblings(&irt::CallBody::Forward); }
+
+  bool operator==(const Node& o) const { return h_ == o.h_ && c_.id == o.c_.id; }
+  size_t Hash() const { return std::hash<uint64_t>()(c_.id); }
 
  private:
+  struct BodyCache {
+    std::optional<irt::CallBody> body;
+  };
+  const irt::CallBody& Body() const {
+    if (!body_->body) body_->body = Take(irt::CallBody::Load(t(), c_));
+    return *body_->body;
+  }
+  Node Sibling(size_t p) const {
+    return Node(h_, parent_->Body()[p], parent_, static_cast<int64_t>(p));
+  }
+  py::list Siblings(irt::Result<std::vector<size_t>> (irt::CallBody::*query)(size_t) const) const {
+    py::list l;
+    if (!parent_) return l;
+    for (size_t p : Take((parent_->Body().*query)(static_cast<size_t>(pos_)))) {
+      l.append(Sibling(p));
+    }
+    return l;
+  }
+
   std::shared_ptr<TraceHandle> h_;
   irt::Child c_;
   std::shared_ptr<const Node> parent_;  // the call whose body holds this node
+  int64_t pos_ = -1;                    // in parent_'s body
+  std::shared_ptr<BodyCache> body_ = std::make_shared<BodyCache>();
 };
+
+// The node at "@8/@4" (as irt-print --node), with its parents.
+std::shared_ptr<Node> NodeAt(const PyTrace& tr, const std::string& path) {
+  std::vector<uint64_t> steps = Take(irt::ParseNodePath(path));
+  auto n = std::make_shared<Node>(tr.handle(), Take(irt::RootCall(tr.t())), nullptr, -1);
+  std::string at = "@";
+  for (uint64_t step : steps) {
+    if (!n->IsCall()) {
+      throw py::key_error(at + " is not a call: " + path + " goes below it");
+    }
+    std::vector<Node> children = Node::Children(n);
+    if (step > children.size()) {
+      throw py::key_error("no node " + path + ": " + at + " has " +
+                          std::to_string(children.size()) + " children");
+    }
+    n = std::make_shared<Node>(children[step - 1]);
+    at = n->Path();
+  }
+  return n;
+}
+
+// A command-line argument as irt-trace reads it: a literal, or @FILE.npy.
+// ValueError for a malformed literal, TraceError for a file that cannot
+// be read.
+py::object ParseArgument(const std::string& text) {
+  if (!text.empty() && text[0] == '@') return FromValue(Take(irt::ReadNpy(text.substr(1))));
+  irt::Result<irt::Value> v = irt::ParseLiteral(text);
+  if (!v.ok()) throw py::value_error(v.error().message());
+  return FromValue(*v);
+}
 
 // `extra`: (rule text, where it comes from) pairs merged over the file's
 // rules, in order (the rules of functions marked irtrace.primitive).
@@ -617,7 +766,16 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("operands", &Node::Operands)
       .def_property_readonly("children",
                              [](const std::shared_ptr<Node>& n) { return Node::Children(n); })
-      .def_property_readonly("parent", &Node::Parent);
+      .def_property_readonly("parent", &Node::Parent)
+      .def_property_readonly("position", &Node::Position)
+      .def_property_readonly("path", &Node::Path)
+      .def("referenced", &Node::Referenced, py::arg("numbered") = false)
+      .def("backward", &Node::Backward)
+      .def("dependents", &Node::Dependents)
+      .def("forward", &Node::Forward)
+      .def("__eq__", [](const Node& a, const Node& b) { return a == b; })
+      .def("__hash__", &Node::Hash)
+      .def("__repr__", &Node::Repr);
 
   py::class_<PyTrace>(m, "Trace")
       .def_static("open", &PyTrace::Open)
@@ -625,7 +783,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("root",
                              [](const PyTrace& t) {
                                return std::make_shared<Node>(t.handle(), Take(irt::RootCall(t.t())),
-                                                             nullptr);
+                                                             nullptr, -1);
                              })
       .def_property_readonly("size", [](const PyTrace& t) { return t.t().size(); })
       .def_property_readonly("complete", [](const PyTrace& t) { return t.t().complete(); })
@@ -640,8 +798,10 @@ PYBIND11_MODULE(_native, m) {
            })
       .def("print", &PyTrace::Print, py::arg("levels") = 0, py::arg("node") = "",
            py::arg("meta") = true)
-      .def("json", &PyTrace::Json, py::arg("levels") = 0);
+      .def("json", &PyTrace::Json, py::arg("levels") = 0)
+      .def("node", &NodeAt, py::arg("path"));
 
+  m.def("parse_argument", &ParseArgument, py::arg("text"));
   m.def("grad", &Grad, py::arg("trace"), py::arg("rules"), py::arg("wrt"), py::arg("forward"),
         py::arg("tangents"), py::arg("extra") = std::vector<std::pair<std::string, std::string>>());
 }

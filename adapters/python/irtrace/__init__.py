@@ -24,7 +24,9 @@ _RULES = os.path.join(os.path.dirname(__file__), "default.rules")
 
 class Trace:
     """A trace read through libtrace: `.root` is the root call's node;
-    nodes have children, parent, value, kind, op, location, metadata."""
+    nodes have children, parent, value, kind, op, location, metadata,
+    position, path and IRTracker's graph API: referenced(numbered=False),
+    backward(), dependents(), forward()."""
 
     def __init__(self, native, path=None):
         self._t = native
@@ -46,6 +48,10 @@ class Trace:
     @property
     def producer(self):
         return self._t.producer
+
+    def node(self, path):
+        """The node at "@8/@4" (as irt-print --node takes it); "@" is the root."""
+        return self._t.node(path)
 
     def print(self, levels=0, node="", meta=True):
         """The listing irt-print gives (--levels, --node, --no-meta)."""
