@@ -9,6 +9,9 @@
 #  - every example in the pages' EXAMPLES sections prints what the page says
 #    (man/build.sh --examples BIN_DIR rewrites them);
 #  - every irt-* tool in BIN_DIR has a page;
+#  - irtrace-python(1) is checked against `python3 -m irtrace trace --help`
+#    of the Python package built next to BIN_DIR (BIN_DIR/../python), run
+#    by Debian's /usr/bin/python3, when the build has it;
 #  - the pages of section 7 (irt-ops(7)) pass the same lint and are up to date.
 #
 #   man/check.sh BIN_DIR
@@ -45,8 +48,16 @@ for md in "$here"/*.1.md; do
   if ((have_ronn)) && ! diff -u "$page" <("$here/build.sh" --stdout "$md") >/dev/null; then
     fail "$tool: man/$tool.1 is out of date with man/$tool.1.md (run man/build.sh)"
   fi
-  if [[ -x $bin/$tool ]]; then
+  if [[ $tool == irtrace-python ]]; then
+    if [[ ! -d $bin/../python/irtrace ]]; then
+      echo "man/check.sh: $tool: the Python package is not built: not checking its options" >&2
+      continue
+    fi
+    help=$(PYTHONPATH=$bin/../python /usr/bin/python3 -m irtrace trace --help)
+  elif [[ -x $bin/$tool ]]; then
     help=$("$bin/$tool" --help)
+  fi
+  if [[ $tool == irtrace-python || -x $bin/$tool ]]; then
     for opt in $(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u); do
       grep -qF -- "\`$opt\`" "$md" || fail "$tool: $opt is in --help but not in man/$tool.1.md"
     done

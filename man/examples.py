@@ -44,6 +44,14 @@ def run_page(md, bin_dir, root, update):
     env.update(PATH=str(bin_dir) + os.pathsep + env.get("PATH", ""), NO_COLOR="1", LC_ALL="C",
                TMPDIR=str(tmp))
     env.pop("TERM", None)
+    # The Python package built next to the tools (irtrace-python(1)) runs
+    # with the interpreter it is built for, Debian's, as `python3`.
+    pkg = bin_dir.parent / "python"
+    if (pkg / "irtrace").is_dir() and os.path.exists("/usr/bin/python3"):
+        shim = tmp / ".python-bin"
+        shim.mkdir()
+        (shim / "python3").symlink_to("/usr/bin/python3")
+        env.update(PATH=str(shim) + os.pathsep + env["PATH"], PYTHONPATH=str(pkg))
     out_lines, problems, last = [], [], 0
     try:
         for start, end in blocks(lines):
