@@ -3,11 +3,14 @@
 # Included at the end of the top-level CMakeLists.txt, when every target
 # exists.
 #
-# Two components, which are also the two Debian packages:
+# Three components, which are also the Debian packages:
 #   runtime  (irtrace)      the tools, libirtrace.so.*, rules, man pages,
 #                           bash completions
 #   dev      (irtrace-dev)  headers, libirtrace.a, the libirtrace.so link,
 #                           the CMake package, irtrace.pc, the schema
+#   python   (python3-irtrace)  the Python package irtrace (with its own
+#                           copy of the rules) and irtrace-python(1), when
+#                           IRT_PYTHON builds it
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -21,6 +24,7 @@ install(TARGETS ${IRT_TOOLS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONE
 install(FILES ${CMAKE_SOURCE_DIR}/rules/default.rules DESTINATION ${IRT_DATA_INSTALL_DIR}
         COMPONENT runtime)
 file(GLOB IRT_MAN1 CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.1)
+list(FILTER IRT_MAN1 EXCLUDE REGEX "/irtrace-python\\.1$")  # the python component's
 file(GLOB IRT_MAN7 CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.7)
 install(FILES ${IRT_MAN1} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
 install(FILES ${IRT_MAN7} DESTINATION ${CMAKE_INSTALL_MANDIR}/man7 COMPONENT runtime)
@@ -31,6 +35,24 @@ foreach(tool IN LISTS IRT_TOOLS)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${tool}
           COMPONENT runtime)
 endforeach()
+
+# --- The Python package ----------------------------------------------------
+# Into <prefix>/lib/python3/dist-packages/irtrace: Debian's python3 reads
+# /usr/lib/python3/dist-packages, so the .deb (prefix /usr) needs nothing
+# more; for another prefix, put <prefix>/lib/python3/dist-packages on
+# PYTHONPATH or choose the directory with IRT_PYTHON_INSTALL_DIR (relative
+# to the prefix). The package finds default.rules next to its __init__.py.
+set(IRT_PYTHON_INSTALL_DIR lib/python3/dist-packages CACHE STRING
+    "Where the Python package irtrace is installed (relative to the prefix)")
+if(TARGET irt_python_native)
+  get_property(IRT_PYTHON_FILES GLOBAL PROPERTY IRT_PYTHON_FILES)
+  install(TARGETS irt_python_native LIBRARY DESTINATION ${IRT_PYTHON_INSTALL_DIR}/irtrace
+          COMPONENT python)
+  install(FILES ${IRT_PYTHON_FILES} DESTINATION ${IRT_PYTHON_INSTALL_DIR}/irtrace
+          COMPONENT python)
+  install(FILES ${CMAKE_SOURCE_DIR}/man/irtrace-python.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+          COMPONENT python)
+endif()
 
 # --- Libraries and headers -------------------------------------------------
 # Exported as irtrace::irtrace (static), irtrace::irtrace_shared and, when
@@ -115,6 +137,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_PACKAGE_CONTACT "irtrace maintainers <irtrace@localhost>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_COMPONENTS_ALL runtime dev)
+if(TARGET irt_python_native)
+  list(APPEND CPACK_COMPONENTS_ALL python)
+endif()
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -128,6 +153,29 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "irtrace (= ${PROJECT_VERSION}), libfmt-dev, libeigen3-dev, libgraphviz-dev, libzstd-dev, pkg-config")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "cmake, libflatbuffers-dev, flatbuffers-compiler")
+# python3-irtrace: the module is built for one CPython (3.11 on Debian 12)
+# against python3-numpy's C API; libtrace is linked in statically, so it
+# does not need the irtrace package. Its other Depends come from
+# dpkg-shlibdeps.
+get_property(IRT_PYTHON_VERSION GLOBAL PROPERTY IRT_PYTHON_VERSION)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-irtrace)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+if(IRT_PYTHON_VERSION)
+  string(REGEX REPLACE "^([0-9]+)\\.([0-9]+)$" "\\1" _py_major ${IRT_PYTHON_VERSION})
+  string(REGEX REPLACE "^([0-9]+)\\.([0-9]+)$" "\\2" _py_minor ${IRT_PYTHON_VERSION})
+  math(EXPR _py_next "${_py_minor} + 1")
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+      "python3 (>= ${IRT_PYTHON_VERSION}~), python3 (<< ${_py_major}.${_py_next}), python3-numpy")
+endif()
+# Byte-compiled on installation and cleaned on removal, as dh_python3 does.
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/deb-python/postinst
+                                              ${CMAKE_CURRENT_LIST_DIR}/deb-python/prerm)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION
+    "The Python package irtrace: irtrace.track records what a Python function
+did as an irtrace trace, irtrace.load reads traces (IRTracker's graph API:
+referenced, backward, dependents, forward), irtrace.grad differentiates them;
+python3 -m irtrace trace records from the command line.")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "irtrace records what a dynamic program did as an extended Wengert list in one
 FlatBuffers format, and its tools print, check, slice, render, compare,

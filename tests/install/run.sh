@@ -8,9 +8,11 @@
 # package (static and shared library) and through pkg-config, and checks
 # what they print against what the installed tools say about the same
 # traces; then runs the installed tools themselves (irt-grad must find its
-# rules with no environment variable). As root with CI=true (a throwaway
-# machine) it also builds the .deb files with cpack, installs them with
-# apt-get, checks man, irt-grad and the examples under /usr, and removes them.
+# rules with no environment variable) and, when the build has it, the
+# installed Python package with Debian's /usr/bin/python3. As root with
+# CI=true (a throwaway machine) it also builds the .deb files with cpack,
+# installs them with apt-get, checks man, irt-grad, the examples and the
+# Python package under /usr, and removes them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -102,6 +104,54 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# The Python package in DIR (PYTHONPATH holds DIR when it is given):
+# /usr/bin/python3 imports it from there, records and reads a function,
+# differentiates it with the installed rules, and `python3 -m irtrace
+# trace` records the same trace. Runs from / so that nothing of the build
+# or the source tree is on the path.
+has_python=0
+[[ -d $build/python/irtrace ]] && has_python=1
+check_python() {  # DIR [PYTHONPATH_DIR]
+  local dir=$1 path=${2:-}
+  mkdir -p "$work/py"
+  cat >"$work/py/pyprog.py" <<'PY'
+import math
+
+
+def f(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + math.sin(x) * x
+    return s + x
+PY
+  (cd / && PYTHONPATH=${path:+$path:}$work/py /usr/bin/python3 - "$dir" "$work/py" <<'PY') ||
+import math, os, sys
+import irtrace, pyprog
+here = os.path.join(sys.argv[1], "irtrace")
+assert os.path.dirname(irtrace.__file__) == here, irtrace.__file__
+assert irtrace._RULES == os.path.join(here, "default.rules") and os.path.isfile(irtrace._RULES)
+out = os.path.join(sys.argv[2], "py.fb")
+t = irtrace.track(pyprog.f, 0.5, 3, out=out)
+root = irtrace.load(out).root
+want = 3 * math.sin(0.5) * 0.5 + 0.5
+assert t.result == pyprog.f(0.5, 3) and abs(root.value - want) < 1e-12, root.value
+ret = root.children[-1]
+assert ret.kind == "Return" and ret.referenced()[0].value == root.value
+assert root.children[1] in ret.backward()
+d = irtrace.grad(out).derivatives[0]
+dwant = 3 * (math.cos(0.5) * 0.5 + math.sin(0.5)) + 1
+assert abs(d - dwant) < 1e-12, d
+print(f"python: f(0.5, 3) = {root.value!r}, d/dx = {d!r} (analytic {dwant!r})")
+PY
+    fail "the Python package in $dir"
+  (cd "$work/py" && PYTHONPATH=${path:+$path:} /usr/bin/python3 -m irtrace trace -o cli.fb \
+    pyprog.py f 0.5 3) || fail "python3 -m irtrace trace (package in $dir)"
+  "$build/bin/irt-check" "$work/py/cli.fb" >/dev/null || fail "irt-check of python3 -m irtrace's trace"
+  diff -u <("$build/bin/irt-print" --no-meta "$work/py/py.fb") \
+    <("$build/bin/irt-print" --no-meta "$work/py/cli.fb") ||
+    fail "python3 -m irtrace trace records another trace than irtrace.track"
+}
+
 build_examples() {  # BUILD_DIR [CMAKE_ARGS...]: the CMake project, then each check
   local dir=$1 ex variant
   shift
@@ -149,6 +199,18 @@ if command -v man >/dev/null; then
     fail "man -M PREFIX/share/man does not find irt-print"
 fi
 
+if ((has_python)); then
+  step "the Python package"
+  pydir=$prefix/lib/python3/dist-packages
+  for f in irtrace/__init__.py irtrace/__main__.py irtrace/default.rules; do
+    [[ -e $pydir/$f ]] || fail "cmake --install did not install $f"
+  done
+  compgen -G "$pydir/irtrace/_native*.so" >/dev/null || fail "cmake --install did not install _native"
+  [[ -e $prefix/share/man/man1/irtrace-python.1 ]] || fail "no irtrace-python(1) installed"
+  check_python "$pydir" "$pydir"
+  step "python package ok"
+fi
+
 if [[ $(id -u) != 0 || ${CI:-} != true ]]; then
   step "the .deb check runs only as root with CI=true: skipped"
   exit 0
@@ -158,11 +220,12 @@ step "cpack -G DEB"
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/deb" >"$work/cpack.log" ||
   { cat "$work/cpack.log"; fail "cpack failed"; }
 debs=("$work"/deb/irtrace_*.deb "$work"/deb/irtrace-dev_*.deb)
+((has_python)) && debs+=("$work"/deb/python3-irtrace_*.deb)
 for d in "${debs[@]}"; do
   [[ -f $d ]] || fail "cpack made no $d"
   dpkg-deb --field "$d" Package Version Architecture Depends
 done
-cleanup() { apt-get remove --purge -y irtrace irtrace-dev >/dev/null || true; }
+cleanup() { apt-get remove --purge -y irtrace irtrace-dev python3-irtrace >/dev/null || true; }
 trap cleanup EXIT
 apt-get install -y "${debs[@]}"
 page=$(man -w irt-print) || fail "man -w irt-print finds nothing after installing the .deb"
@@ -178,7 +241,15 @@ build_pkg_config "" "$work/reader_pc_usr"
 # /lib is /usr/lib on Debian 12.
 [[ $(ldd "$work/reader_pc_usr") =~ \ (/usr)?/lib/libirtrace\.so ]] ||
   fail "the pkg-config build does not use /usr/lib/libirtrace.so"
+if ((has_python)); then
+  check_python /usr/lib/python3/dist-packages
+  [[ $(man -w irtrace-python) == /usr/share/man/man1/irtrace-python.1* ]] ||
+    fail "man -w irtrace-python"
+  step "python3-irtrace ok"
+fi
 apt-get remove --purge -y irtrace irtrace-dev
+((has_python)) && apt-get remove --purge -y python3-irtrace
 trap - EXIT
-[[ ! -e /usr/bin/irt-grad && ! -e /usr/lib/cmake/irtrace ]] || fail "apt-get remove left files"
+[[ ! -e /usr/bin/irt-grad && ! -e /usr/lib/cmake/irtrace && ! -e /usr/lib/python3/dist-packages/irtrace ]] ||
+  fail "apt-get remove left files"
 step ".deb ok"
