@@ -1,6 +1,7 @@
 # Python programs for the examples of irtrace-python(1) and the golden
 # cases of `python3 -m irtrace trace` (tests/golden/python/cli-*.cmd).
 import math
+import random
 
 import numpy as np
 
@@ -22,6 +23,12 @@ def sumsq(a, scale, square):
     if square:
         return np.sum(a * a) * scale
     return np.sum(a) * scale
+
+
+def geom(n, beta):
+    if random.random() < beta:
+        return n
+    return geom(n + 1, beta)
 
 
 def fails(x):

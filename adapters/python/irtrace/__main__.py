@@ -44,6 +44,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _count(text):
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return int(text)
+
+
 def _version():
     from . import __version__
     return f"{PROG} (irtrace) {__version__}"
@@ -59,7 +65,7 @@ def _parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     t = sub.add_parser(
         "trace", prog=PROG + " trace",
-        usage="%(prog)s [-h] [--version] [-o FILE] [-f] MODULE.py FUNCTION [ARG ...]",
+        usage="%(prog)s [options] MODULE.py FUNCTION [ARG ...]",
         help="run a function of a Python file and write its trace",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run FUNCTION of the Python file MODULE.py on the given arguments and\n"
@@ -79,6 +85,16 @@ def _parser():
     t.add_argument("-o", "--output", metavar="FILE", default="-",
                    help="write the trace to FILE (default: standard output); FILE.zst is "
                         "zstd-compressed")
+    t.add_argument("--seed", metavar="N", type=_count,
+                   help="seed Python's random and numpy.random before the run (default: "
+                        "their own seeding)")
+    t.add_argument("--max-depth", metavar="N", type=_count, default=0,
+                   help="record calls at nesting level N or deeper (the root is level 1) as "
+                        "primitives")
+    t.add_argument("--primitive", metavar="NAME", action="append", default=[],
+                   help="record calls of the module's function NAME as primitives (repeatable)")
+    t.add_argument("--tag-random", action="store_true",
+                   help="tag random draws with metadata random = \"uniform\"/\"normal\"")
     t.add_argument("--version", action="version", version=_version(),
                    help="print the version and exit")
     t.add_argument("-f", "--force", action="store_true",
@@ -271,11 +287,25 @@ def _trace(opts):
     module = _load_module(opts.module)
     f = _function(module, opts.module, opts.function)
     _check_arity(f, opts.function, len(opts.args))
+    primitives = []
+    for name in opts.primitive:
+        try:
+            primitives.append(_function(module, opts.module, name))
+        except UsageError:
+            raise UsageError(f"'{opts.module}' defines no function '{name}' to treat as "
+                             "primitive") from None
+    context = irtrace.Context(max_depth=opts.max_depth, primitives=primitives,
+                              tag_random=opts.tag_random)
     args = _arguments(opts.args)
     target = _Target(opts.output, opts.force)
+    if opts.seed is not None:
+        import random
+        import numpy
+        random.seed(opts.seed)
+        numpy.random.seed(opts.seed % 2**32)
     try:
         try:
-            irtrace.track(f, *args, out=target.path)
+            irtrace.track(f, *args, out=target.path, context=context)
             failed = None
         except irtrace.UnsupportedSyntax as e:
             first, _, rest = str(e).partition("\n")
