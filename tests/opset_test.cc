@@ -145,6 +145,9 @@ std::vector<Case> Cases() {
     cs.push_back({f, std::string(f) + "(%2, 2)", {m}, {true}});
   }
   cs.push_back({"matmul", "matmul(%2, %3)", {m, "[0.5 1.0; -2.0 0.3; 1.1 0.9]"}, {true, true}});
+  cs.push_back({"matmul", "matmul(%2, %3)", {m, "[0.5, -2.0, 1.1]"}, {true, true}});
+  cs.push_back({"matmul", "matmul(%2, %3)", {"[0.5, -2.0]", "[1.5 0.25 -1.0]"}, {true, true}});
+  cs.push_back({"dot", "dot(%2, %3)", {"[0.5, -2.0, 1.1]", "[1.5, 0.25, -1.0]"}, {true, true}});
   cs.push_back({"transpose", "transpose(%2)", {m}, {true}});
   cs.push_back({"reshape", "reshape(%2, 3, 2)", {m}, {true}});
   cs.push_back({"slice", "slice(%2, 2, 1, 3, 2)", {m}, {true}});

@@ -27,27 +27,33 @@ namespace irt::ops {
 
 namespace {
 
+// A vector is a column: a 1-D first argument is m×1 (so the product is an
+// outer product), and a 1-D second argument k×1, the result then 1-D (a
+// matrix times a vector is a vector), as Julia's * does.
 Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
   IRT_ASSIGN_OR_RETURN(const Tensor* x, FloatTensorArg(name, a, "the first argument"));
   IRT_ASSIGN_OR_RETURN(const Tensor* y, FloatTensorArg(name, b, "the second argument"));
-  if (x->shape.size() != 2 || y->shape.size() != 2) {
-    return ShapeError(name, "needs two matrices, got " + ShapeText(x->shape) + " and " +
-                                ShapeText(y->shape) + " (reshape vectors to n×1 or 1×n)");
+  size_t xd = x->shape.size(), yd = y->shape.size();
+  if (xd < 1 || xd > 2 || yd < 1 || yd > 2) {
+    return ShapeError(name, "needs matrices or vectors, got " + ShapeText(x->shape) + " and " +
+                                ShapeText(y->shape));
   }
-  int64_t m = x->shape[0], k = x->shape[1], k2 = y->shape[0], n = y->shape[1];
+  int64_t m = x->shape[0], k = xd == 2 ? x->shape[1] : 1;
+  int64_t k2 = y->shape[0], n = yd == 2 ? y->shape[1] : 1;
   if (k != k2) {
     return ShapeError(
         name, "inner dimensions " + std::to_string(k) + " and " + std::to_string(k2) + " differ");
   }
+  std::vector<int64_t> shape = yd == 2 ? std::vector<int64_t>{m, n} : std::vector<int64_t>{m};
   if (x->dtype == DType::kF32 && y->dtype == DType::kF32) {
-    IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF32, {m, n})));
+    IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF32, shape)));
     Eigen::Map<const MatrixR<float>> A(x->f32(), m, k), B(y->f32(), k, n);
     Eigen::Map<MatrixR<float>> C(t.f32(), m, n);
     C.noalias() = A * B;
     return Value::MakeTensor(std::move(t));
   }
   Elements<double> ea(a), eb(b);
-  IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF64, {m, n})));
+  IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF64, shape)));
   if (internal::CpuHasAvx2Fma() &&
       internal::GemmF64Avx2(ea.data(), m, k, false, eb.data(), k, n, false, t.f64(), m, n)) {
     return Value::MakeTensor(std::move(t));
@@ -56,6 +62,23 @@ Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
   Eigen::Map<MatrixR<double>> C(t.f64(), m, n);
   C.noalias() = A * B;
   return Value::MakeTensor(std::move(t));
+}
+
+// The sum of the products of two vectors' elements (NumPy's 1-D @).
+Result<Value> Dot(std::string_view name, const Value& a, const Value& b) {
+  IRT_ASSIGN_OR_RETURN(const Tensor* x, FloatTensorArg(name, a, "the first argument"));
+  IRT_ASSIGN_OR_RETURN(const Tensor* y, FloatTensorArg(name, b, "the second argument"));
+  if (x->shape.size() != 1 || y->shape.size() != 1 || x->shape[0] != y->shape[0]) {
+    return ShapeError(name, "needs two vectors of one length, got " + ShapeText(x->shape) +
+                                " and " + ShapeText(y->shape));
+  }
+  if (x->dtype == DType::kF32 && y->dtype == DType::kF32) {
+    Eigen::Map<const Eigen::VectorXf> u(x->f32(), x->shape[0]), v(y->f32(), y->shape[0]);
+    return Value::F32(u.dot(v));
+  }
+  Elements<double> ea(a), eb(b);
+  Eigen::Map<const Eigen::VectorXd> u(ea.data(), x->shape[0]), v(eb.data(), y->shape[0]);
+  return Value::F64(u.dot(v));
 }
 
 template <typename T>
@@ -101,6 +124,7 @@ Result<Value> Transpose(std::string_view name, const Value& a) {
 }  // namespace
 
 Result<Value> Matmul(const OpDef& op, OpArgs a) { return Matmul(op.name, a[0], a[1]); }
+Result<Value> Dot(const OpDef& op, OpArgs a) { return Dot(op.name, a[0], a[1]); }
 Result<Value> Transpose(const OpDef& op, OpArgs a) { return Transpose(op.name, a[0]); }
 
 }  // namespace irt::ops

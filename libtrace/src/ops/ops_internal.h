@@ -86,6 +86,7 @@ Result<Value> Length(const OpDef& op, OpArgs a);
 Result<Value> GetIndex(const OpDef& op, OpArgs a);
 Result<Value> AddIndex(const OpDef& op, OpArgs a);
 Result<Value> GetItem(const OpDef& op, OpArgs a);
+Result<Value> Dot(const OpDef& op, OpArgs a);
 Result<Value> AddItem(const OpDef& op, OpArgs a);
 Result<Value> Slice(const OpDef& op, OpArgs a);
 Result<Value> Unslice(const OpDef& op, OpArgs a);

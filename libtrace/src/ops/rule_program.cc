@@ -70,7 +70,7 @@ class Compiler {
         return Emit("-", args);
       }
       if (op == "-" && n == 1) return kZeroReg;
-      if (op == "*" || op == "matmul") return kZeroReg;
+      if (op == "*" || op == "matmul" || op == "dot") return kZeroReg;
       if (op == "/" && args[0] == kZeroReg) return kZeroReg;
       if (LinearInFirst(op) && args[0] == kZeroReg) return kZeroReg;
       if (op == "ifelse" && n == 3 && args[1] == kZeroReg && args[2] == kZeroReg) return kZeroReg;

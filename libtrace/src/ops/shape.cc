@@ -160,6 +160,7 @@ Result<Value> Reshape(std::string_view name, OpArgs args) {
   if (Numel(dims) != x.numel()) {
     return ShapeError(name, "cannot reshape " + ShapeText(x.shape) + " to " + ShapeText(dims));
   }
+  if (dims == x.shape) return a;  // shares the data: no copy
   Tensor t = x;
   t.shape = std::move(dims);
   return Value::MakeTensor(std::move(t));
