@@ -105,3 +105,28 @@ def method_name(f, recv, nargs):
         if nargs == arity:
             return std
     return op_name(f, nargs)
+
+
+# Operators whose recorded name depends on their operands' values (the
+# operation the standard set has for them, if any): a function of the
+# operand values giving (name, indices of the operands kept, or None).
+def _matmul(a, b):
+    if np is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if a.ndim == 2 and b.ndim in (1, 2):
+            return "matmul", None  # the standard matmul: a vector is a column
+        if a.ndim == 1 and b.ndim == 1:
+            return "dot", None
+    return "numpy.matmul", None  # a vector on the left is a row: not the standard matmul
+
+
+def _attr_t(x, attr):
+    if np is not None and isinstance(x, np.ndarray):
+        if x.ndim == 2:
+            return "transpose", (0,)
+        if x.ndim < 2:
+            return "identity", (0,)
+        return "numpy.ndarray.T", (0,)
+    return "getattr", None
+
+
+OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t}

@@ -157,6 +157,16 @@ def _generate(lf):
         for s in b.stmts:
             info = ("stmt", s)
             x = [_v(a, consts) for a in s.args]
+            namer = _ops.OPERAND_NAMED.get(s.pyop if s.kind == "op" else None)
+            if namer is not None and s.pyop == "getattr" and s.args[1].value != "T":
+                namer = None
+            if namer is not None:  # an operator whose name depends on its operands' values
+                sites.append((b.number, s.ssa, s.line, s.col, _specs_operands(s.args), False,
+                              (), namer))
+                emit(f"_irt_v{s.ssa} = {_pyexpr(s, x)}", info, 4)
+                emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({len(sites) - 1}, None, "
+                     f"({''.join(a + ', ' for a in x)})), _irt_v{s.ssa}{_refs(s.args)})", info, 4)
+                continue
             if s.kind in ("op", "global"):
                 kind = K_PRIM if s.kind == "op" else K_CONST
                 cls = spec(kind, s.name if s.kind == "op" else "", b.number, s.ssa, 0, s.line,
@@ -167,7 +177,7 @@ def _generate(lf):
                      info, 4)
                 continue
             sites.append((b.number, s.ssa, s.line, s.col, _specs_operands(s.args),
-                          s.kind == "method", s.kwnames))
+                          s.kind == "method", s.kwnames, None))
             site = len(sites) - 1
             if s.kind == "method":
                 emit(f"_irt_f = {x[0]}.{s.callee}", info, 4)
@@ -259,12 +269,17 @@ class _FnRun:
     def D(self, site, f, recv, kind=K_PRIM):
         """The class of a call at `site` recorded as a primitive (or, with
         kind=K_CALL, as a nested call of the traced function f)."""
-        c = self.dyn.get((site, f, kind))
-        if c is not None:
-            return c
-        b, pos, line, col, operands, method, kwnames = self.lf.sites[site]
-        marked = _context.primitive_name(f)
-        if marked is not None:
+        if f is not None:
+            c = self.dyn.get((site, f, kind))
+            if c is not None:
+                return c
+        b, pos, line, col, operands, method, kwnames, namer = self.lf.sites[site]
+        marked = None if f is None else _context.primitive_name(f)
+        if namer is not None:  # recv: the operator's operand values
+            name, keep = namer(*recv)
+            if keep is not None:
+                operands = [operands[i] for i in keep]
+        elif marked is not None:
             name = marked
         elif kind == K_CALL or lowered_or_none(f) is not None:
             name = f.__qualname__  # a traced function, recorded with or without its body
@@ -279,7 +294,7 @@ class _FnRun:
             c = self.run.define(self.lf.name, kind, name, b, pos, 0, line, col, False, False,
                                 operands)
             self.by_name[(site, name, kind)] = c
-        if not method and type(f) is not types.MethodType:
+        if f is not None and not method and type(f) is not types.MethodType:
             try:  # (a bound method would keep its receiver: found by name each time)
                 self.dyn[(site, f, kind)] = c
             except TypeError:  # an unhashable callable

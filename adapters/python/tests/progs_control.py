@@ -116,3 +116,13 @@ def keywords(A, x):
 
 def bad_keyword(x):
     return scaled(x, y=2.0)
+
+
+def vectors(A, x, y):
+    z = A @ x  # a matrix times a vector: the standard matmul
+    w = A.T @ z
+    return z @ y + np.sum(w * x) + x.T @ x
+
+
+def row_times_matrix(x, A):
+    return np.sum(x @ A)  # NumPy's row semantics: recorded as numpy.matmul

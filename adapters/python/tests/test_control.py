@@ -235,3 +235,29 @@ def test_keyword_argument_errors_are_python_errors(tmp_path):
     assert irtrace.load(path).metadata["status"] == "failed"
     with pytest.raises(TypeError, match="multiple values for argument 'x'"):
         irtrace.track(pc.scaled, 1.0, x=2.0)
+
+
+def test_vectors_in_matmul_dot_and_transpose(tmp_path):
+    rng = np.random.default_rng(3)
+    A, x, y = rng.normal(size=(3, 2)), rng.normal(size=2), rng.normal(size=3)
+    t, path = recorded(tmp_path, pc.vectors, A, x, y)
+    assert t.result == pc.vectors(A, x, y)
+    ops = [n.op for n in t.root.children if n.kind == "Primitive"]
+    assert ops == ["matmul", "transpose", "matmul", "dot", "*", "sum", "+", "identity", "dot", "+"]
+    g = irtrace.grad(path)
+    # Analytic: f = y'Ax + x'A'Ax + x'x.
+    assert np.allclose(g.derivatives[0], np.outer(y, x) + 2 * A @ np.outer(x, x), rtol=1e-13)
+    assert np.allclose(g.derivatives[1], A.T @ y + 2 * A.T @ A @ x + 2 * x, rtol=1e-13)
+    assert np.allclose(g.derivatives[2], A @ x, rtol=1e-13)
+    if BIN:  # replay recomputes them at other values
+        r = tmp_path / "r.fb"
+        tool("irt-replay", "--set", "@4=[1.0, 2.0, 3.0]", "-o", r, path)
+        want = pc.vectors(A, x, np.array([1.0, 2.0, 3.0]))
+        assert f"→ {want!r}::Float64" in tool("irt-print", r).splitlines()[0]
+
+
+def test_row_vector_times_matrix_keeps_numpys_name(tmp_path):
+    x, A = np.array([1.0, 2.0]), np.arange(6.0).reshape(2, 3)
+    t, _ = recorded(tmp_path, pc.row_times_matrix, x, A)
+    assert t.result == pc.row_times_matrix(x, A)
+    assert "⟨numpy.matmul⟩(@2, @3) → [6.0, 9.0, 12.0]" in t.print(levels=2)
