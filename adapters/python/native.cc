@@ -707,6 +707,23 @@ PyMethodDef g_fast_mark = {
     "mark", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(FastAppend<false>)),
     METH_FASTCALL, "mark(cls, ref...) -> node id"};
 
+// resume(gen, value): gen.send(value) without StopIteration: what gen
+// yields or, when it returns, what it returns (the recording driver tells
+// them apart by their shapes). An exception inside gen propagates.
+PyObject* Resume(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "resume(generator, value)");
+    return nullptr;
+  }
+  PyObject* result = nullptr;
+  if (PyIter_Send(args[0], args[1], &result) == PYGEN_ERROR) return nullptr;
+  return result;
+}
+
+PyMethodDef g_resume = {
+    "resume", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Resume)), METH_FASTCALL,
+    "resume(gen, value): gen.send(value), returning (not raising) its result"};
+
 // The fast function `def` bound to the Writer `obj` (kept alive by it).
 py::object FastFunction(py::object obj, PyMethodDef* def) {
   Writer* w = obj.cast<Writer*>();
@@ -723,6 +740,7 @@ py::object FastFunction(py::object obj, PyMethodDef* def) {
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "libtrace's writer, reader, printer and derivative engine";
+  m.add_object("resume", py::reinterpret_steal<py::object>(PyCFunction_New(&g_resume, nullptr)));
   static py::exception<std::runtime_error> err(m, "TraceError");
   g_error = err.ptr();
   static py::exception<std::overflow_error> overflow(m, "Int64Overflow", PyExc_OverflowError);

@@ -189,7 +189,8 @@ def _generate(lf):
             emit("_irt_t = _irt_T(_irt_f)", info, 4)
             emit("if _irt_t is not None:", info, 4)
             emit(f"_irt_v{s.ssa}, _irt_n{s.ssa} = yield (_irt_t, _irt_f, {site}, "
-                 f"({''.join(a + ', ' for a in x)}), {_nodes(s.args)})", info, 5)
+                 f"({''.join(a + ', ' for a in x)}), {_nodes(s.args)}, ({_refs(s.args)[2:]}"
+                 f"{',' if _refs(s.args) else ''}))", info, 5)
             emit("else:", info, 4)
             emit(f"_irt_v{s.ssa} = _irt_f({_callargs(s, x)})", info, 5)
             emit(f"_irt_n{s.ssa} = _irt_A(_irt_D({site}, _irt_f, None), _irt_v{s.ssa}"
@@ -400,31 +401,35 @@ class Run:
         self.M(root)
         stack = self.stack
         stack.append((gen, lf, fr))
+        push, pop, start, mark = stack.append, stack.pop, self.start, self.M
+        resume = _native.resume
         send, throw = None, None
         while True:
             gen, lf, fr = stack[-1]
             try:
-                if throw is not None:
+                if throw is None:
+                    req = resume(gen, send)  # a call (6 items) or the return (2)
+                else:
                     exc, throw = throw, None
                     req = gen.throw(exc)
-                else:
-                    req = gen.send(send)
-            except StopIteration as e:
-                stack.pop()
-                if not stack:
-                    return e.value[0]
-                send = e.value
-                continue
+            except StopIteration as e:  # a return after a throw
+                req = e.value
             except BaseException as e:
                 raise self.fail(stack, e)
-            t, callee, site, cvals, cnodes = req
+            if len(req) == 2:
+                pop()
+                if not stack:
+                    return req[0]
+                send = req
+                continue
+            t, callee, site, cvals, cnodes, refs = req
             try:
-                cfr, cgen, cvals = self.start(t, callee, cvals, cnodes, fr.lf.sites[site][6])
-                self.M(fr.D(site, callee, None, K_CALL), *[x for x in cnodes if x is not None])
+                cfr, cgen, cvals = start(t, callee, cvals, cnodes, lf.sites[site][6])
+                mark(fr.D(site, callee, None, K_CALL), *refs)
             except BaseException as e:  # raised where the call is
                 throw = e
                 continue
-            stack.append((cgen, t, cfr))
+            push((cgen, t, cfr))
             send = None
 
     def fail(self, stack, exc):
