@@ -199,6 +199,9 @@ class Trace {
 class ChunkStream {
  public:
   static Result<ChunkStream> Open(const std::string& path);
+  /// Same, naming the input `name` in errors (a reader of a spooled copy of
+  /// standard input calls it "<stdin>").
+  static Result<ChunkStream> OpenAs(const std::string& path, const std::string& name);
   ChunkStream(ChunkStream&&) noexcept;
   ChunkStream& operator=(ChunkStream&&) noexcept;
   ~ChunkStream();

@@ -640,9 +640,13 @@ const ChunkInfo& ChunkStream::info() const { return impl_->info; }
 uint64_t ChunkStream::bytes_read() const { return impl_->offset; }
 
 Result<ChunkStream> ChunkStream::Open(const std::string& path) {
+  return OpenAs(path, DisplayName(path));
+}
+
+Result<ChunkStream> ChunkStream::OpenAs(const std::string& path, const std::string& name) {
   ChunkStream s;
   Impl& m = *s.impl_;
-  m.name = DisplayName(path);
+  m.name = name;
   int fd = STDIN_FILENO;
   if (path != "-") {
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
