@@ -8,6 +8,7 @@ irt-slice -b @ -t deep.fb | head -c 100 | wc -c
 irt-stats --chunks deep.fb | head -1
 irt-dot --max-nodes 0 --levels 300 deep.fb | head -1
 irt-print --levels 5000 deep.fb | head -1
+irt-export --jsonl deep.fb | head -1
 # With SIGPIPE ignored (as some shells and process managers leave it), the
 # write fails with EPIPE instead: still no message, and exit status 1.
 (
@@ -17,4 +18,5 @@ irt-print --levels 5000 deep.fb | head -1
   irt-slice --list -b @ -t deep.fb | head -c 10 >/dev/null; echo "irt-slice ${PIPESTATUS[0]}"
   irt-dot --max-nodes 0 --levels 300 deep.fb | head -c 10 >/dev/null; echo "irt-dot ${PIPESTATUS[0]}"
   irt-slice -b @ -t deep.fb | head -c 10 >/dev/null; echo "irt-slice (trace) ${PIPESTATUS[0]}"
+  irt-export --jsonl deep.fb | head -c 10 >/dev/null; echo "irt-export ${PIPESTATUS[0]}"
 )

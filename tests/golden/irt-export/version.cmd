@@ -1,0 +1,1 @@
+irt-export --version

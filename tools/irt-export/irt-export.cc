@@ -1,0 +1,46 @@
+// irt-export: a trace as JSON Lines, a speedscope profile or a Trace Event
+// Format file (Perfetto, chrome://tracing).
+#include "common/cli.h"
+#include "irt/export.h"
+
+int main(int argc, char** argv) {
+  irt::tools::Cli cli("irt-export", "Export a trace to other tools' formats");
+  std::string input = "-", output = "-";
+  irt::ExportOptions opts;
+  bool jsonl = false, speedscope = false, chrome = false;
+  auto& app = cli.app();
+  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
+      ->type_name("TRACE");
+  app.add_option("-o,--output", output,
+                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
+      ->type_name("FILE");
+  auto* fj = app.add_flag("--jsonl", jsonl, "One JSON object per node, in execution order");
+  auto* fs = app.add_flag("--speedscope", speedscope,
+                          "speedscope's file format: calls as spans as wide as their nodes");
+  auto* fc = app.add_flag("--chrome-trace", chrome,
+                          "Trace Event Format (Perfetto, chrome://tracing): calls as slices");
+  fj->excludes(fs)->excludes(fc);
+  fs->excludes(fc);
+  app.add_option("--max-elements", opts.max_elements,
+                 "--jsonl: write tensors with more elements than N without their data (0: never)")
+      ->type_name("N")
+      ->check(irt::tools::Count());
+  app.add_option("--max-depth", opts.max_depth,
+                 "Refuse a trace with calls deeper than N (default: 512 for --chrome-trace, "
+                 "10^6 for --speedscope)")
+      ->type_name("N")
+      ->check(irt::tools::Count());
+  return cli.Run(argc, argv, [&]() -> irt::Status {
+    if (!jsonl && !speedscope && !chrome) {
+      return irt::UsageError("choose a format: --jsonl, --speedscope or --chrome-trace");
+    }
+    opts.format = jsonl        ? irt::ExportFormat::kJsonl
+                  : speedscope ? irt::ExportFormat::kSpeedscope
+                               : irt::ExportFormat::kChromeTrace;
+    opts.exporter = "irt-export " IRT_VERSION;
+    IRT_RETURN_IF_ERROR(cli.CheckInput(input));
+    IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
+    IRT_RETURN_IF_ERROR(irt::ExportTrace(input, opts, *out));
+    return out->Commit();
+  });
+}
