@@ -6,19 +6,15 @@
 // notation, so an export says what irt-print --json says.
 #include "irt/export.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "analyses/export_walk.h"
 #include "io/chunk.h"
 #include "io/column_reader.h"
-#include "io/tempfile.h"
 #include "irt/json.h"
 #include "irt/trace.h"
 #include "print/notation.h"
@@ -27,102 +23,12 @@ namespace irt {
 
 namespace {
 
-using internal::ChunkColumns;
+using internal::AppendU;
+using internal::ExportFrame;
+using internal::Place;
 using internal::RawNode;
-
-void AppendU(std::string& out, uint64_t v) {
-  char buf[24];
-  char* p = buf + sizeof(buf);
-  do {
-    *--p = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  out.append(p, static_cast<size_t>(buf + sizeof(buf) - p));
-}
-
-// One open call of the walk.
-struct Frame {
-  NodeId marker = 0;
-  uint64_t children = 0;  // positions handed out in its body so far
-  size_t path_len = 0;    // length of the body's path prefix ("" for the root's body)
-  bool has_path = true;   // whether the body's nodes get a path
-  uint32_t site = 0;      // profile formats: the call site it opened
-};
-
-// What the walk tells a format about each node.
-struct Place {
-  uint64_t depth = 0;  // calls open around the node (0 for the root marker)
-  NodeId parent = kNoNode;
-  uint64_t pos = 0;  // 1-based position in the parent's body; 0 for the root
-  bool has_path = false;
-  std::string_view path;  // "@8/@4", "@" for the root marker
-};
-
-// Walks a trace in execution order, keeping the call stack and each node's
-// path. `visit(node, place, frames, tag)` sees every node; for a closer it
-// is called before the call is popped, and for a call marker before its
-// frame is pushed, with `tag` the value the new frame keeps (Frame::site). Checks that calls nest
-// and that the trace is complete (its final chunk present and agreeing with the nodes read).
-template <typename Visit>
-Status Walk(ChunkStream& stream, Visit&& visit) {
-  std::vector<Frame> frames;
-  std::string path;
-  internal::CallStack calls;
-  uint64_t nodes = 0;
-  bool last = false;
-  for (;;) {
-    IRT_ASSIGN_OR_RETURN(const ChunkColumns* c, stream.Next());
-    if (c == nullptr) break;
-    const ChunkInfo& info = stream.info();
-    NodeId failed = kNoNode;
-    Status cs = calls.Feed(*c, &failed);
-    if (!cs.ok()) {
-      return DataError(stream.name() + ": " + internal::At(info.index, failed, cs.message()));
-    }
-    for (uint32_t local = 0; local < c->count; ++local) {
-      const RawNode node(c, local);
-      Place place;
-      place.depth = frames.size();
-      if (!frames.empty()) {
-        Frame& f = frames.back();
-        place.parent = f.marker;
-        place.pos = ++f.children;
-        path.resize(f.path_len);
-        place.has_path = f.has_path;
-        if (f.has_path) {
-          path += path.empty() ? "@" : "/@";
-          AppendU(path, place.pos);
-        }
-      } else {
-        path = "@";
-        place.has_path = true;
-      }
-      place.path = path;
-      uint32_t tag = 0;
-      IRT_RETURN_IF_ERROR(visit(node, place, frames, tag));
-      if (node.kind() == NodeKind::kCall) {
-        Frame f;
-        f.site = tag;
-        f.marker = node.id();
-        f.has_path = place.has_path && frames.size() < kExportPathDepth;
-        // The root's body numbers from "@1", a nested body from its call's path.
-        f.path_len = frames.empty() || !f.has_path ? 0 : path.size();
-        if (frames.empty()) path.clear();
-        frames.push_back(f);
-      } else if (internal::IsCloser(node.kind())) {
-        frames.pop_back();
-      }
-    }
-    nodes += c->count;
-    if (info.last) {
-      last = true;
-      Status fs = internal::CheckFinalChunk(*c, nodes, calls);
-      if (!fs.ok()) return fs.Prefixed(stream.name());
-    }
-  }
-  if (!last) return DataError(stream.name() + ": trace is incomplete: no final chunk");
-  return Status::Ok();
-}
+using internal::TwoPassInput;
+using internal::Walk;
 
 // Ends a walk whose output failed; Output::Commit() reports why.
 Status WriteFailed() { return IoError("write failed"); }
@@ -238,17 +144,17 @@ Status ExportJsonl(const std::string& path, const ExportOptions& opts, Output& o
   JsonValueOptions vo;
   vo.max_elements = opts.max_elements;
   std::string buf;
-  Status s =
-      Walk(stream,
-           [&](const RawNode& node, const Place& place, std::vector<Frame>&, uint32_t&) -> Status {
-             AppendJsonLine(buf, node, place, vo);
-             if (buf.size() >= (1 << 16)) {
-               out.Write(buf);
-               buf.clear();
-               if (out.failed()) return WriteFailed();
-             }
-             return Status::Ok();
-           });
+  Status s = Walk(
+      stream,
+      [&](const RawNode& node, const Place& place, std::vector<ExportFrame>&, uint32_t&) -> Status {
+        AppendJsonLine(buf, node, place, vo);
+        if (buf.size() >= (1 << 16)) {
+          out.Write(buf);
+          buf.clear();
+          if (out.failed()) return WriteFailed();
+        }
+        return Status::Ok();
+      });
   out.Write(buf);
   return s;
 }
@@ -286,50 +192,6 @@ class Sites {
   std::vector<Site> sites_;
 };
 
-// The input, readable twice: a named file, or standard input (copied to an
-// unlinked temporary file when it is not a regular file).
-class TwoPassInput {
- public:
-  ~TwoPassInput() {
-    if (spool_ >= 0) close(spool_);
-  }
-  Status Prepare(const std::string& path) {
-    if (path != "-") {
-      path_ = path;
-      name_ = path;
-      stdin_ = false;
-      return Status::Ok();
-    }
-    name_ = "<stdin>";
-    struct stat st;
-    if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
-      path_ = "/dev/stdin";
-      return Status::Ok();
-    }
-    IRT_ASSIGN_OR_RETURN(spool_, internal::CreateSpoolFile("standard input"));
-    std::vector<char> buf(1 << 16);
-    for (;;) {
-      ssize_t got = read(STDIN_FILENO, buf.data(), buf.size());
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return IoError(name_ + ": cannot read: " + strerror(errno));
-      if (got == 0) break;
-      int err = internal::WriteAll(spool_, buf.data(), static_cast<size_t>(got));
-      if (err != 0) return IoError("cannot spool standard input: " + std::string(strerror(err)));
-    }
-    path_ = "/proc/self/fd/" + std::to_string(spool_);
-    return Status::Ok();
-  }
-  Result<ChunkStream> Open() const {
-    if (!stdin_) return ChunkStream::Open(path_);
-    return ChunkStream::OpenAs(path_, name_);
-  }
-
- private:
-  std::string path_, name_;
-  bool stdin_ = true;
-  int spool_ = -1;
-};
-
 void AppendSpanArgs(std::string& out, const Place& place, NodeId marker) {
   out += "\"args\":{\"id\":";
   AppendU(out, marker);
@@ -356,19 +218,19 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
   std::string root_name;
   {
     IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
-    IRT_RETURN_IF_ERROR(Walk(
-        stream,
-        [&](const RawNode& node, const Place& place, std::vector<Frame>&, uint32_t&) -> Status {
-          ++total;
-          if (node.kind() != NodeKind::kCall) return Status::Ok();
-          if (place.depth + 1 > deepest) {
-            deepest = place.depth + 1;
-            deepest_marker = node.id();
-          }
-          if (place.depth == 0) root_name = node.op();
-          sites.Of(node);
-          return Status::Ok();
-        }));
+    IRT_RETURN_IF_ERROR(Walk(stream,
+                             [&](const RawNode& node, const Place& place, std::vector<ExportFrame>&,
+                                 uint32_t&) -> Status {
+                               ++total;
+                               if (node.kind() != NodeKind::kCall) return Status::Ok();
+                               if (place.depth + 1 > deepest) {
+                                 deepest = place.depth + 1;
+                                 deepest_marker = node.id();
+                               }
+                               if (place.depth == 0) root_name = node.op();
+                               sites.Of(node);
+                               return Status::Ok();
+                             }));
     if (deepest > limit) {
       std::string why = opts.max_depth != 0 ? "--max-depth " + std::to_string(limit)
                         : speedscope ? "--speedscope's default limit of " + std::to_string(limit)
@@ -419,7 +281,7 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
   }
   std::vector<std::string> open_args;  // chrome: each open call's "args" member
   Status s = Walk(stream,
-                  [&](const RawNode& node, const Place& place, std::vector<Frame>& frames,
+                  [&](const RawNode& node, const Place& place, std::vector<ExportFrame>& frames,
                       uint32_t& tag) -> Status {
                     if (node.kind() == NodeKind::kCall) {
                       uint32_t site = sites.Of(node);
@@ -437,7 +299,7 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
                       }
                       tag = site;  // kept in the call's frame, for its close
                     } else if (internal::IsCloser(node.kind())) {
-                      const Frame& f = frames.back();
+                      const ExportFrame& f = frames.back();
                       if (speedscope) {
                         buf += ",{\"type\":\"C\",\"frame\":";
                         AppendU(buf, f.site);
