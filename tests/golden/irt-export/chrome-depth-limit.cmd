@@ -2,7 +2,7 @@
 # down(512) does not, and nothing is written (not even with -o).
 irt-trace -o ok.fb testdata/ir/deep.ir down 511
 irt-export --chrome-trace -o ok.json ok.fb
-python3 "$IRT_SOURCE/tests/export/validate.py" chrome ok.json
+/usr/bin/python3 "$IRT_SOURCE/tests/export/validate.py" chrome ok.json
 irt-trace -o deep.fb testdata/ir/deep.ir down 512
 irt-export --chrome-trace deep.fb; echo "status $?"
 irt-trace testdata/ir/deep.ir down 512 | irt-export --chrome-trace -o out.json; echo "status $?"
