@@ -7,7 +7,7 @@ int main(int argc, char** argv) {
   irt::tools::Cli cli("irt-export", "Export a trace to other tools' formats");
   std::string input = "-", output = "-";
   irt::ExportOptions opts;
-  bool jsonl = false, speedscope = false, chrome = false;
+  bool jsonl = false, speedscope = false, chrome = false, python = false;
   auto& app = cli.app();
   app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
       ->type_name("TRACE");
@@ -19,8 +19,11 @@ int main(int argc, char** argv) {
                           "speedscope's file format: calls as spans as wide as their nodes");
   auto* fc = app.add_flag("--chrome-trace", chrome,
                           "Trace Event Format (Perfetto, chrome://tracing): calls as slices");
-  fj->excludes(fs)->excludes(fc);
-  fs->excludes(fc);
+  auto* fp = app.add_flag("--python", python,
+                          "Straight-line Python: one assignment per node, calls inlined");
+  fj->excludes(fs)->excludes(fc)->excludes(fp);
+  fs->excludes(fc)->excludes(fp);
+  fc->excludes(fp);
   app.add_option("--max-elements", opts.max_elements,
                  "--jsonl: write tensors with more elements than N without their data (0: never)")
       ->type_name("N")
@@ -31,12 +34,13 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(irt::tools::Count());
   return cli.Run(argc, argv, [&]() -> irt::Status {
-    if (!jsonl && !speedscope && !chrome) {
-      return irt::UsageError("choose a format: --jsonl, --speedscope or --chrome-trace");
+    if (!jsonl && !speedscope && !chrome && !python) {
+      return irt::UsageError("choose a format: --jsonl, --speedscope, --chrome-trace or --python");
     }
     opts.format = jsonl        ? irt::ExportFormat::kJsonl
                   : speedscope ? irt::ExportFormat::kSpeedscope
-                               : irt::ExportFormat::kChromeTrace;
+                  : chrome     ? irt::ExportFormat::kChromeTrace
+                               : irt::ExportFormat::kPython;
     opts.exporter = "irt-export " IRT_VERSION;
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));

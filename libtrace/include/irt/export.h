@@ -15,7 +15,7 @@
 
 namespace irt {
 
-enum class ExportFormat { kJsonl, kSpeedscope, kChromeTrace };
+enum class ExportFormat { kJsonl, kSpeedscope, kChromeTrace, kPython };
 
 /// Node paths ("@8/@4") are written for nodes at most this many calls
 /// deep; deeper ones have "path": null (their "parent" and "pos" still

@@ -335,8 +335,9 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
 }  // namespace
 
 Status ExportTrace(const std::string& path, const ExportOptions& opts, Output& out) {
-  Status s = opts.format == ExportFormat::kJsonl ? ExportJsonl(path, opts, out)
-                                                 : ExportProfile(path, opts, out);
+  Status s = opts.format == ExportFormat::kJsonl    ? ExportJsonl(path, opts, out)
+             : opts.format == ExportFormat::kPython ? internal::ExportPython(path, opts, out)
+                                                    : ExportProfile(path, opts, out);
   if (!s.ok() && out.failed()) return Status::Ok();  // Commit() says why
   return s;
 }

@@ -164,6 +164,9 @@ class TwoPassInput {
   int spool_ = -1;
 };
 
+/// --python: the trace as straight-line Python (export_python.cc).
+Status ExportPython(const std::string& path, const ExportOptions& opts, Output& out);
+
 }  // namespace irt::internal
 
 #endif  // IRT_SRC_ANALYSES_EXPORT_WALK_H_
