@@ -7,7 +7,7 @@ int main(int argc, char** argv) {
   irt::tools::Cli cli("irt-export", "Export a trace to other tools' formats");
   std::string input = "-", output = "-";
   irt::ExportOptions opts;
-  bool jsonl = false, speedscope = false, chrome = false, python = false;
+  bool jsonl = false, speedscope = false, chrome = false, python = false, c = false;
   auto& app = cli.app();
   app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
       ->type_name("TRACE");
@@ -21,9 +21,11 @@ int main(int argc, char** argv) {
                           "Trace Event Format (Perfetto, chrome://tracing): calls as slices");
   auto* fp = app.add_flag("--python", python,
                           "Straight-line Python: one assignment per node, calls inlined");
-  fj->excludes(fs)->excludes(fc)->excludes(fp);
-  fs->excludes(fc)->excludes(fp);
-  fc->excludes(fp);
+  auto* fcode = app.add_flag("--c", c, "Straight-line C11: one assignment per node, calls inlined");
+  std::vector<CLI::Option*> formats{fj, fs, fc, fp, fcode};
+  for (size_t k = 0; k < formats.size(); ++k) {
+    for (size_t m = k + 1; m < formats.size(); ++m) formats[k]->excludes(formats[m]);
+  }
   app.add_option("--max-elements", opts.max_elements,
                  "--jsonl: write tensors with more elements than N without their data (0: never)")
       ->type_name("N")
@@ -34,13 +36,15 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(irt::tools::Count());
   return cli.Run(argc, argv, [&]() -> irt::Status {
-    if (!jsonl && !speedscope && !chrome && !python) {
-      return irt::UsageError("choose a format: --jsonl, --speedscope, --chrome-trace or --python");
+    if (!jsonl && !speedscope && !chrome && !python && !c) {
+      return irt::UsageError(
+          "choose a format: --jsonl, --speedscope, --chrome-trace, --python or --c");
     }
     opts.format = jsonl        ? irt::ExportFormat::kJsonl
                   : speedscope ? irt::ExportFormat::kSpeedscope
                   : chrome     ? irt::ExportFormat::kChromeTrace
-                               : irt::ExportFormat::kPython;
+                  : python     ? irt::ExportFormat::kPython
+                               : irt::ExportFormat::kC;
     opts.exporter = "irt-export " IRT_VERSION;
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));

@@ -15,7 +15,7 @@
 
 namespace irt {
 
-enum class ExportFormat { kJsonl, kSpeedscope, kChromeTrace, kPython };
+enum class ExportFormat { kJsonl, kSpeedscope, kChromeTrace, kPython, kC };
 
 /// Node paths ("@8/@4") are written for nodes at most this many calls
 /// deep; deeper ones have "path": null (their "parent" and "pos" still

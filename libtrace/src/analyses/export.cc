@@ -335,9 +335,21 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
 }  // namespace
 
 Status ExportTrace(const std::string& path, const ExportOptions& opts, Output& out) {
-  Status s = opts.format == ExportFormat::kJsonl    ? ExportJsonl(path, opts, out)
-             : opts.format == ExportFormat::kPython ? internal::ExportPython(path, opts, out)
-                                                    : ExportProfile(path, opts, out);
+  Status s;
+  switch (opts.format) {
+    case ExportFormat::kJsonl:
+      s = ExportJsonl(path, opts, out);
+      break;
+    case ExportFormat::kPython:
+      s = internal::ExportPython(path, opts, out);
+      break;
+    case ExportFormat::kC:
+      s = internal::ExportC(path, opts, out);
+      break;
+    default:
+      s = ExportProfile(path, opts, out);
+      break;
+  }
   if (!s.ok() && out.failed()) return Status::Ok();  // Commit() says why
   return s;
 }

@@ -164,8 +164,9 @@ class TwoPassInput {
   int spool_ = -1;
 };
 
-/// --python: the trace as straight-line Python (export_python.cc).
+/// --python and --c: the trace as straight-line code (export_code.cc).
 Status ExportPython(const std::string& path, const ExportOptions& opts, Output& out);
+Status ExportC(const std::string& path, const ExportOptions& opts, Output& out);
 
 }  // namespace irt::internal
 

@@ -1,0 +1,1109 @@
+// A trace as straight-line code, Python or C: one assignment per recorded
+// node, in execution order, nested calls inlined, branches resolved as
+// recorded (each recorded conditional jump becomes a guard that stops the
+// code when its condition comes out otherwise), random draws as their
+// recorded values. Each language's prelude gives every standard scalar
+// operation libtrace's meaning (Julia's promotion Bool < Int64 < Float32 <
+// Float64, Int64 that wraps, IEEE results where Python would raise) and
+// takes every floating-point function from the C library, the one
+// libtrace's kernels call, so that the code reproduces the recorded values
+// bit for bit. Variables are named by global node number (n7), so memory is
+// bounded by the call depth: one small frame per open call.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyses/export_walk.h"
+#include "irt/json.h"
+#include "irt/value.h"
+#include "print/notation.h"
+
+namespace irt::internal {
+
+namespace {
+
+constexpr std::string_view kPythonPrelude = R"PY(import ctypes
+import ctypes.util
+import math
+import struct
+
+import numpy as np
+
+np.seterr(all="ignore")
+_libm = ctypes.CDLL(ctypes.util.find_library("m"))
+
+
+def _cfn(name, argc, ctype):
+    f = getattr(_libm, name)
+    f.restype = ctype
+    f.argtypes = [ctype] * argc
+    return f
+
+
+def f64(bits):
+    """The Float64 with these bits (NaN payloads and signed zeros kept)."""
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def f32(bits):
+    """The Float32 with these bits."""
+    return np.frombuffer(struct.pack("<I", bits), dtype=np.float32)[0]
+
+
+class Fn:
+    """A function value, as recorded (the callee passed as argument 1)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "Fn(%r)" % self.name
+
+
+class Diverged(Exception):
+    """A branch came out otherwise than the trace recorded."""
+
+
+def _rank(x):
+    t = type(x)
+    if t is bool:
+        return 0
+    if t is int:
+        return 1
+    if t is np.float32:
+        return 2
+    if t is float:
+        return 3
+    raise TypeError("not a real number: %r" % (x,))
+
+
+def _wrap(i):
+    i &= 0xFFFFFFFFFFFFFFFF
+    return i - (1 << 64) if i >> 63 else i
+
+
+def _fl(r, x):
+    return np.float32(x) if r == 2 else float(x)
+
+
+def _rank2(a, b):
+    return max(_rank(a), _rank(b))
+
+
+def _math1(name):
+    d, f = _cfn(name, 1, ctypes.c_double), _cfn(name + "f", 1, ctypes.c_float)
+
+    def op(a):
+        return np.float32(f(a)) if _rank(a) == 2 else d(float(a))
+    return op
+
+
+def _math2(name):
+    d, f = _cfn(name, 2, ctypes.c_double), _cfn(name + "f", 2, ctypes.c_float)
+
+    def op(a, b):
+        if _rank2(a, b) == 2:
+            return np.float32(f(np.float32(a), np.float32(b)))
+        return d(float(a), float(b))
+    return op
+
+
+for _name in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "log1p", "expm1",
+              "lgamma", "sinh", "cosh", "asin", "acos", "asinh", "acosh", "atanh", "log2",
+              "log10", "exp2", "cbrt", "erf", "erfc"):
+    globals()[_name] = _math1(_name)
+atan2 = _math2("atan2")
+hypot = _math2("hypot")
+_pow = _math2("pow")
+_cpow = _cfn("pow", 2, ctypes.c_double)
+
+
+def add(a, b):
+    r = _rank2(a, b)
+    return _wrap(a + b) if r <= 1 else _fl(r, a) + _fl(r, b)
+
+
+def sub(a, b):
+    r = _rank2(a, b)
+    return _wrap(a - b) if r <= 1 else _fl(r, a) - _fl(r, b)
+
+
+def mul(a, b):
+    r = _rank2(a, b)
+    return _wrap(a * b) if r <= 1 else _fl(r, a) * _fl(r, b)
+
+
+def div(a, b):
+    if _rank2(a, b) == 2:
+        return np.float32(a) / np.float32(b)
+    return float(np.float64(a) / np.float64(b))
+
+
+def pow_(a, b):
+    ra, rb = _rank(a), _rank(b)
+    if ra <= 1 and rb <= 1:
+        if b < 0:
+            if ra == 0 and not a or ra == 1 and a not in (1, -1):
+                raise ValueError("an integer to a negative power")
+            return a if ra == 0 else (1 if a == 1 or b % 2 == 0 else -1)
+        return (b == 0 or a) if ra == 0 else _wrap(pow(a, b, 1 << 64))
+    if rb <= 1:
+        if ra == 2:
+            return np.float32(_cpow(float(a), float(int(b))))
+        return _cpow(a, float(int(b)))
+    return _pow(a, b)
+
+
+def _real(x):
+    return float(x) if type(x) is np.float32 else x
+
+
+def lt(a, b):
+    return _real(a) < _real(b)
+
+
+def le(a, b):
+    return _real(a) <= _real(b)
+
+
+def gt(a, b):
+    return _real(a) > _real(b)
+
+
+def ge(a, b):
+    return _real(a) >= _real(b)
+
+
+def eq(a, b):
+    return _real(a) == _real(b)
+
+
+def ne(a, b):
+    return not eq(a, b)
+
+
+def _fmax(x, y):
+    if math.isnan(x) or math.isnan(y):
+        return x if math.isnan(x) else y
+    return x if (x > y or (x == y and not math.copysign(1.0, x) < 0)) else y
+
+
+def _fmin(x, y):
+    if math.isnan(x) or math.isnan(y):
+        return x if math.isnan(x) else y
+    return x if (x < y or (x == y and math.copysign(1.0, x) < 0)) else y
+
+
+def max_(a, b):
+    r = _rank2(a, b)
+    if r == 0:
+        return a or b
+    if r == 1:
+        return max(int(a), int(b))
+    return _fl(r, _fmax(float(a), float(b)))
+
+
+def min_(a, b):
+    r = _rank2(a, b)
+    if r == 0:
+        return a and b
+    if r == 1:
+        return min(int(a), int(b))
+    return _fl(r, _fmin(float(a), float(b)))
+
+
+def _bits(a, b, f):
+    z = f(int(a), int(b))
+    return z != 0 if _rank(a) == 0 and _rank(b) == 0 else z
+
+
+def and_(a, b):
+    return _bits(a, b, lambda x, y: x & y)
+
+
+def or_(a, b):
+    return _bits(a, b, lambda x, y: x | y)
+
+
+def xor(a, b):
+    return _bits(a, b, lambda x, y: x ^ y)
+
+
+def not_(a):
+    return not a
+
+
+def neg(a):
+    r = _rank(a)
+    return _wrap(-int(a)) if r <= 1 else -a
+
+
+def abs_(a):
+    r = _rank(a)
+    if r == 0:
+        return a
+    return _wrap(abs(a)) if r == 1 else _fl(r, math.fabs(a))
+
+
+def sign(a):
+    r = _rank(a)
+    if r <= 1:
+        return (a > 0) - (a < 0)
+    if math.isnan(a) or a == 0:
+        return a
+    return _fl(r, 1.0 if a > 0 else -1.0)
+
+
+def zero(a):
+    r = _rank(a)
+    return False if r == 0 else 0 if r == 1 else _fl(r, 0.0)
+
+
+def one(a):
+    r = _rank(a)
+    return True if r == 0 else 1 if r == 1 else _fl(r, 1.0)
+
+
+def identity(a):
+    return a
+
+
+def ifelse(c, a, b):
+    return a if c else b
+
+
+def _idiv(a, b, kind):
+    r = _rank2(a, b)
+    if r <= 1:
+        x, y = int(a), int(b)
+        quotient = kind in ("div", "fld")
+        if y == 0 or (quotient and y == -1 and x == -(1 << 63)):
+            raise ZeroDivisionError("integer division error")
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        rem = x - q * y
+        if not quotient:
+            q = rem
+        if kind in ("fld", "mod") and rem != 0 and (rem < 0) != (y < 0):
+            q = q - 1 if kind == "fld" else q + y
+        q = _wrap(q)
+        return q != 0 if r == 0 else q
+    t = np.float32 if r == 2 else np.float64
+    x, y = t(a), t(b)
+    if kind == "rem":
+        z = np.fmod(x, y)
+    elif kind == "div":
+        if y == 0 or not np.isfinite(x) or not np.isfinite(y):
+            z = np.trunc(x / y)
+        else:
+            z = np.rint((x - np.fmod(x, y)) / y)
+    elif kind == "mod":
+        z = np.fmod(x, y)
+        if y != 0:
+            if z != 0:
+                if (y < 0) != (z < 0):
+                    z = z + y
+            else:
+                z = np.copysign(t(0), y)
+    elif y == 0 or not np.isfinite(x) or not np.isfinite(y):
+        z = np.floor(x / y)
+    else:
+        m = np.fmod(x, y)
+        q = (x - m) / y
+        if m != 0 and (y < 0) != (m < 0):
+            q = q - t(1)
+        if q == 0:
+            z = np.copysign(t(0), x / y)
+        else:
+            z = np.floor(q)
+            if q - z > t(0.5):
+                z = z + t(1)
+    return float(z) if r == 3 else z
+
+
+def idiv(a, b):
+    return _idiv(a, b, "div")
+
+
+def rem(a, b):
+    return _idiv(a, b, "rem")
+
+
+def mod(a, b):
+    return _idiv(a, b, "mod")
+
+
+def fld(a, b):
+    return _idiv(a, b, "fld")
+)PY";
+
+constexpr std::string_view kCPrelude = R"C(#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values as the trace records them: Bool, Int64, Float32, Float64. */
+static inline double irt_f64(uint64_t bits) { double d; memcpy(&d, &bits, 8); return d; }
+static inline float irt_f32(uint32_t bits) { float f; memcpy(&f, &bits, 4); return f; }
+
+/* Julia's promotion: Bool < Int64 < Float32 < Float64. */
+#define IRT_K(x) _Generic((x), bool: 0, int64_t: 1, float: 2, double: 3)
+#define IRT_I(x) _Generic((x), bool: (int64_t)(x), int64_t: (int64_t)(x), default: (int64_t)0)
+#define IRT_D(x) ((double)(x))
+
+/* Int64 arithmetic wraps around. */
+static inline int64_t irt_wrap(uint64_t u) { return (int64_t)u; }
+static inline int64_t irt_addi(int64_t a, int64_t b) { return irt_wrap((uint64_t)a + (uint64_t)b); }
+static inline int64_t irt_subi(int64_t a, int64_t b) { return irt_wrap((uint64_t)a - (uint64_t)b); }
+static inline int64_t irt_muli(int64_t a, int64_t b) { return irt_wrap((uint64_t)a * (uint64_t)b); }
+static inline int64_t irt_negi(int64_t a) { return irt_wrap(0 - (uint64_t)a); }
+static inline int64_t irt_absi(int64_t a) { return a < 0 ? irt_negi(a) : a; }
+static inline int64_t irt_signi(int64_t a) { return a > 0 ? 1 : a < 0 ? -1 : 0; }
+
+static inline void irt_fail(const char* what) {
+  fprintf(stderr, "%s\n", what);
+  exit(3);
+}
+
+/* An integer to an integer power (a negative power only of 1 and -1). */
+static inline int64_t irt_ipow(int64_t x, int64_t e) {
+  if (e < 0) {
+    if (x == 1) return 1;
+    if (x == -1) return (e & 1) ? -1 : 1;
+    irt_fail("DomainError: an integer to a negative power");
+  }
+  uint64_t r = 1, b = (uint64_t)x, n = (uint64_t)e;
+  while (n != 0) {
+    if (n & 1) r *= b;
+    b *= b;
+    n >>= 1;
+  }
+  return irt_wrap(r);
+}
+
+/* div (truncated), rem (sign of the dividend), fld (floored), mod (sign of
+   the divisor) of integers; 0 1 2 3 in that order. */
+static inline int64_t irt_idiv(int64_t x, int64_t y, int kind) {
+  int quotient = kind == 0 || kind == 2;
+  if (y == 0 || (quotient && y == -1 && x == INT64_MIN)) irt_fail("DivideError: integer division error");
+  if (y == -1) return quotient ? irt_negi(x) : 0;
+  int64_t q = quotient ? x / y : x % y, rem = x % y;
+  if (kind >= 2 && rem != 0 && ((rem < 0) != (y < 0))) {
+    if (kind == 2) q -= 1; else q += y;
+  }
+  return q;
+}
+
+/* The same of floats, in double (suffix d) and float (suffix f). */
+#define IRT_FDIV(T, S)                                                          \
+  static inline T irt_fdiv##S(T x, T y, int kind) {                                    \
+    if (kind == 1) return fmod##S(x, y);                                        \
+    if (kind == 0) {                                                            \
+      if (y == 0 || !isfinite(x) || !isfinite(y)) return trunc##S(x / y);       \
+      return nearbyint##S((x - fmod##S(x, y)) / y);                             \
+    }                                                                           \
+    if (kind == 3) {                                                            \
+      if (y == 0) return fmod##S(x, y);                                         \
+      T r = fmod##S(x, y);                                                      \
+      if (r != 0) {                                                             \
+        if ((y < 0) != (r < 0)) r += y;                                         \
+      } else {                                                                  \
+        r = copysign##S((T)0, y);                                               \
+      }                                                                         \
+      return r;                                                                 \
+    }                                                                           \
+    if (y == 0 || !isfinite(x) || !isfinite(y)) return floor##S(x / y);         \
+    T r = fmod##S(x, y);                                                        \
+    T q = (x - r) / y;                                                          \
+    if (r != 0 && (y < 0) != (r < 0)) q -= 1;                                   \
+    if (q == 0) return copysign##S((T)0, x / y);                                \
+    T f = floor##S(q);                                                          \
+    if (q - f > (T)0.5) f += 1;                                                 \
+    return f;                                                                   \
+  }
+IRT_FDIV(double, )
+IRT_FDIV(float, f)
+
+static inline double irt_fmax(double x, double y) {
+  if (isnan(x) || isnan(y)) return isnan(x) ? x : y;
+  return (x > y || (x == y && !signbit(x))) ? x : y;
+}
+static inline double irt_fmin(double x, double y) {
+  if (isnan(x) || isnan(y)) return isnan(x) ? x : y;
+  return (x < y || (x == y && signbit(x))) ? x : y;
+}
+static inline double irt_signd(double x) { return (isnan(x) || x == 0) ? x : x > 0 ? 1.0 : -1.0; }
+static inline float irt_signf(float x) { return (isnan(x) || x == 0) ? x : x > 0 ? 1.0f : -1.0f; }
+
+/* Exact comparison of two real numbers: -1, 0, 1, or 2 when unordered. */
+static inline int irt_cmp_id(int64_t i, double d) {
+  if (isnan(d)) return 2;
+  if (d >= 9223372036854775808.0) return -1;
+  if (d < -9223372036854775808.0) return 1;
+  double t = trunc(d);
+  int64_t ti = (int64_t)t;
+  if (i < ti) return -1;
+  if (i > ti) return 1;
+  double frac = d - t;
+  return frac > 0 ? -1 : frac < 0 ? 1 : 0;
+}
+static inline int irt_cmp(int ka, int64_t ia, double da, int kb, int64_t ib, double db) {
+  if (ka <= 1 && kb <= 1) return ia < ib ? -1 : ia > ib ? 1 : 0;
+  if (ka >= 2 && kb >= 2) {
+    if (isnan(da) || isnan(db)) return 2;
+    return da < db ? -1 : da > db ? 1 : 0;
+  }
+  if (ka <= 1) return irt_cmp_id(ia, db);
+  int c = irt_cmp_id(ib, da);
+  return c == 2 ? 2 : -c;
+}
+#define IRT_CMP(a, b) irt_cmp(IRT_K(a), IRT_I(a), IRT_D(a), IRT_K(b), IRT_I(b), IRT_D(b))
+
+/* The recorded values, one line each, when IRT_PRINT_VALUES is defined. */
+#ifdef IRT_PRINT_VALUES
+static inline void irt_print_b(uint64_t id, bool v) { printf("%llu Bool %d\n", (unsigned long long)id, v); }
+static inline void irt_print_i(uint64_t id, int64_t v) { printf("%llu Int64 %lld\n", (unsigned long long)id, (long long)v); }
+static inline void irt_print_f(uint64_t id, float v) { uint32_t b; memcpy(&b, &v, 4); printf("%llu Float32 0x%08x\n", (unsigned long long)id, b); }
+static inline void irt_print_d(uint64_t id, double v) { uint64_t b; memcpy(&b, &v, 8); printf("%llu Float64 0x%016llx\n", (unsigned long long)id, (unsigned long long)b); }
+#define IRT_VALUE(id, v) _Generic((v), bool: irt_print_b, int64_t: irt_print_i, float: irt_print_f, double: irt_print_d)(id, v)
+#else
+#define IRT_VALUE(id, v) ((void)(v))
+#endif
+static inline bool irt_lt(int c) { return c == -1; }
+static inline bool irt_le(int c) { return c == -1 || c == 0; }
+static inline bool irt_gt(int c) { return c == 1; }
+static inline bool irt_ge(int c) { return c == 1 || c == 0; }
+static inline bool irt_eq(int c) { return c == 0; }
+static inline bool irt_ne(int c) { return c != 0; }
+)C";
+
+// The helper of the prelude for a standard operation of `arity` operands.
+std::string_view Helper(std::string_view op, uint32_t arity) {
+  struct Row {
+    std::string_view op;
+    uint32_t arity;
+    std::string_view helper;
+  };
+  static constexpr Row kRows[] = {
+      {"+", 2, "add"},         {"-", 2, "sub"},       {"-", 1, "neg"},
+      {"*", 2, "mul"},         {"/", 2, "div"},       {"^", 2, "pow_"},
+      {"<", 2, "lt"},          {"<=", 2, "le"},       {">", 2, "gt"},
+      {">=", 2, "ge"},         {"==", 2, "eq"},       {"!=", 2, "ne"},
+      {"!", 1, "not_"},        {"&", 2, "and_"},      {"|", 2, "or_"},
+      {"xor", 2, "xor"},       {"div", 2, "idiv"},    {"rem", 2, "rem"},
+      {"mod", 2, "mod"},       {"fld", 2, "fld"},     {"min", 2, "min_"},
+      {"max", 2, "max_"},      {"abs", 1, "abs_"},    {"sign", 1, "sign"},
+      {"zero", 1, "zero"},     {"one", 1, "one"},     {"identity", 1, "identity"},
+      {"ifelse", 3, "ifelse"}, {"atan2", 2, "atan2"}, {"hypot", 2, "hypot"},
+  };
+  for (const Row& r : kRows) {
+    if (r.op == op && r.arity == arity) return r.helper;
+  }
+  static constexpr std::string_view kMath[] = {"sin",  "cos",   "tan",   "exp",   "log",    "sqrt",
+                                               "tanh", "atan",  "log1p", "expm1", "lgamma", "sinh",
+                                               "cosh", "asin",  "acos",  "asinh", "acosh",  "atanh",
+                                               "log2", "log10", "exp2",  "cbrt",  "erf",    "erfc"};
+  if (arity == 1) {
+    for (std::string_view m : kMath) {
+      if (m == op) return m;
+    }
+  }
+  return {};
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char ch : s) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// A value as a Python expression that evaluates to it bit for bit; false
+// for what the prelude has no type for (tensors, strings that are not UTF-8).
+bool AppendPyValue(std::string& out, const Value& v) {
+  // Tuples are written with an explicit stack: the format lets them nest 64 deep.
+  struct Item {
+    const Value* v;
+    size_t next;  // for a tuple: the next item to write
+  };
+  std::vector<Item> stack{{&v, 0}};
+  while (!stack.empty()) {
+    Item& it = stack.back();
+    const Value& x = *it.v;
+    if (x.kind() == VKind::kTuple) {
+      const auto& items = x.tuple();
+      if (it.next == 0) out += '(';
+      if (it.next == items.size()) {
+        if (items.size() == 1) out += ',';
+        out += ')';
+        stack.pop_back();
+        continue;
+      }
+      if (it.next > 0) out += ", ";
+      const Value* child = &items[it.next++];
+      stack.push_back({child, 0});
+      continue;
+    }
+    stack.pop_back();
+    switch (x.kind()) {
+      case VKind::kNothing:
+        out += "None";
+        break;
+      case VKind::kBool:
+        out += x.as_bool() ? "True" : "False";
+        break;
+      case VKind::kI64:
+        out += std::to_string(x.as_i64());
+        break;
+      case VKind::kF64: {
+        double d = x.as_f64();
+        if (std::isfinite(d)) {
+          out += FormatDouble(d);
+        } else {
+          out += fmt::format("f64(0x{:016x})", x.bits());
+        }
+        break;
+      }
+      case VKind::kF32:
+        out += fmt::format("f32(0x{:08x})", static_cast<uint32_t>(x.bits()));
+        break;
+      case VKind::kString: {
+        std::string q = JsonQuote(x.str());
+        if (q.size() != x.str().size() + 2 && q.find("\\ufffd") != std::string::npos) return false;
+        out += q;
+        break;
+      }
+      case VKind::kFunction:
+        out += "Fn(" + JsonQuote(x.str()) + ")";
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// A C literal that evaluates to `v` exactly; false for what C cannot hold.
+bool AppendCValue(std::string& out, const Value& v) {
+  switch (v.kind()) {
+    case VKind::kBool:
+      out += v.as_bool() ? "true" : "false";
+      return true;
+    case VKind::kI64:
+      if (v.as_i64() == INT64_MIN) {
+        out += "INT64_MIN";
+      } else {
+        out += "INT64_C(" + std::to_string(v.as_i64()) + ")";
+      }
+      return true;
+    case VKind::kF64: {
+      double d = v.as_f64();
+      if (std::isfinite(d)) {
+        out += fmt::format("{:a}", d);
+      } else {
+        out += fmt::format("irt_f64(UINT64_C(0x{:016x}))", v.bits());
+      }
+      return true;
+    }
+    case VKind::kF32:
+      out += fmt::format("irt_f32(UINT32_C(0x{:08x}))", static_cast<uint32_t>(v.bits()));
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The C type of a value kind; empty for kinds C code here cannot hold.
+std::string_view CType(VKind k) {
+  switch (k) {
+    case VKind::kBool:
+      return "bool";
+    case VKind::kI64:
+      return "int64_t";
+    case VKind::kF32:
+      return "float";
+    case VKind::kF64:
+      return "double";
+    default:
+      return {};
+  }
+}
+
+// The C expression of a standard operation whose recorded result is of kind
+// `r`: each operand is converted to the type the operation computes in
+// (scalar.cc's rules), so the expression's type is the result's.
+std::string COp(std::string_view op, const std::vector<std::string>& a, VKind r) {
+  const size_t n = a.size();
+  const bool fl = r == VKind::kF64 || r == VKind::kF32;
+  const std::string t(CType(r));
+  const std::string sfx = r == VKind::kF32 ? "f" : "";
+  auto cast = [&](const std::string& type, const std::string& x) {
+    return "((" + type + ")(" + x + "))";
+  };
+  auto i = [&](size_t k) { return cast("int64_t", a[k]); };
+  auto f = [&](size_t k) { return cast(t, a[k]); };
+  auto d = [&](size_t k) { return cast("double", a[k]); };
+  auto call = [](std::string_view fn, std::initializer_list<std::string> xs) {
+    std::string e(fn);
+    e += '(';
+    size_t k = 0;
+    for (const std::string& x : xs) e += (k++ ? ", " : "") + x;
+    return e + ")";
+  };
+  if (n == 2 && (op == "+" || op == "-" || op == "*")) {
+    if (r == VKind::kI64) {
+      return call(op == "+" ? "irt_addi" : op == "-" ? "irt_subi" : "irt_muli", {i(0), i(1)});
+    }
+    if (fl) return "(" + f(0) + " " + std::string(op) + " " + f(1) + ")";
+  }
+  if (n == 2 && op == "/" && fl) return "(" + f(0) + " / " + f(1) + ")";
+  if (n == 2 && op == "^") {
+    if (r == VKind::kI64) return call("irt_ipow", {i(0), i(1)});
+    if (r == VKind::kBool) return "(" + i(1) + " == 0 || (" + a[0] + "))";
+    if (r == VKind::kF64) return call("pow", {d(0), d(1)});
+    if (r == VKind::kF32) {
+      return "(IRT_K(" + a[1] + ") <= 1 ? (float)pow(" + d(0) + ", " + d(1) + ") : powf(" + f(0) +
+             ", " + f(1) + "))";
+    }
+  }
+  static constexpr std::pair<std::string_view, std::string_view> kCompare[] = {
+      {"<", "irt_lt"},  {"<=", "irt_le"}, {">", "irt_gt"},
+      {">=", "irt_ge"}, {"==", "irt_eq"}, {"!=", "irt_ne"}};
+  for (const auto& [o, fn] : kCompare) {
+    if (n == 2 && op == o && r == VKind::kBool) {
+      return std::string(fn) + "(IRT_CMP(" + a[0] + ", " + a[1] + "))";
+    }
+  }
+  if (n == 1 && op == "!" && r == VKind::kBool) return "(!(" + a[0] + "))";
+  if (n == 2 && (op == "&" || op == "|" || op == "xor")) {
+    std::string e = "(" + i(0) + (op == "&" ? " & " : op == "|" ? " | " : " ^ ") + i(1) + ")";
+    if (r == VKind::kBool) return "(" + e + " != 0)";
+    if (r == VKind::kI64) return e;
+  }
+  static constexpr std::pair<std::string_view, int> kDivisions[] = {
+      {"div", 0}, {"rem", 1}, {"fld", 2}, {"mod", 3}};
+  for (const auto& [o, kind] : kDivisions) {
+    if (n != 2 || op != o) continue;
+    std::string k = std::to_string(kind);
+    if (r == VKind::kI64) return call("irt_idiv", {i(0), i(1), k});
+    if (r == VKind::kBool) return "(" + call("irt_idiv", {i(0), i(1), k}) + " != 0)";
+    if (fl) return call("irt_fdiv" + sfx, {f(0), f(1), k});
+  }
+  if (n == 2 && (op == "min" || op == "max")) {
+    bool mx = op == "max";
+    if (r == VKind::kBool) return "((" + a[0] + ")" + (mx ? " || " : " && ") + "(" + a[1] + "))";
+    if (r == VKind::kI64) {
+      return "(" + i(0) + (mx ? " > " : " < ") + i(1) + " ? " + i(0) + " : " + i(1) + ")";
+    }
+    if (fl) return cast(t, call(mx ? "irt_fmax" : "irt_fmin", {d(0), d(1)}));
+  }
+  if (n == 1) {
+    if (op == "-") {
+      if (r == VKind::kI64) return call("irt_negi", {i(0)});
+      if (fl) return "(-" + f(0) + ")";
+    }
+    if (op == "abs") {
+      if (r == VKind::kBool) return "(" + a[0] + ")";
+      if (r == VKind::kI64) return call("irt_absi", {i(0)});
+      if (fl) return call("fabs" + sfx, {f(0)});
+    }
+    if (op == "sign") {
+      if (r == VKind::kI64) return call("irt_signi", {i(0)});
+      if (fl) return call(r == VKind::kF32 ? "irt_signf" : "irt_signd", {f(0)});
+    }
+    if (op == "zero" || op == "one") {
+      bool one = op == "one";
+      if (r == VKind::kBool) return one ? "true" : "false";
+      if (r == VKind::kI64) return one ? "INT64_C(1)" : "INT64_C(0)";
+      if (fl) return cast(t, one ? "1" : "0");
+    }
+    if (op == "identity" && !t.empty()) return f(0);
+  }
+  if (n == 3 && op == "ifelse" && !t.empty()) {
+    return "((" + a[0] + ") ? " + f(1) + " : " + f(2) + ")";
+  }
+  if (fl && n == 2 && (op == "atan2" || op == "hypot"))
+    return call(std::string(op) + sfx, {f(0), f(1)});
+  if (fl && n == 1 && !Helper(op, 1).empty() && Helper(op, 1) == op) {
+    return call(std::string(op) + sfx, {f(0)});
+  }
+  return {};
+}
+
+// What a language contributes to the straight-line code.
+class CodeLang {
+ public:
+  virtual ~CodeLang() = default;
+  virtual std::string_view flag() const = 0;  // "--python"
+  virtual std::string Prelude() const = 0;
+  virtual bool Literal(std::string& out, const Value& v) const = 0;
+  /// The function's first lines; `params` are the root call's arguments.
+  virtual std::string Header(const std::string& fn, std::string_view op,
+                             const std::vector<Value>& params, VKind result) const = 0;
+  /// "n7 = e" with its comment; `v` is the recorded value (its type).
+  virtual std::string Assign(NodeId id, const Value& v, const std::string& e,
+                             const std::string& comment) const = 0;
+  virtual std::string Comment(const std::string& text) const = 0;
+  /// The expression of a standard operation; empty when there is none.
+  virtual std::string Op(std::string_view op, const std::vector<std::string>& args,
+                         const Value& result) const = 0;
+  virtual std::string Guard(const std::string& cond, bool when, const std::string& where) const = 0;
+  virtual std::string Return(NodeId id) const = 0;
+  virtual std::string Footer(const std::string& fn, const std::vector<Value>& params,
+                             VKind result) const = 0;
+  /// Whether function values are left out (C has no type for them).
+  virtual bool SkipsFunctions() const = 0;
+};
+
+class PythonLang : public CodeLang {
+ public:
+  std::string_view flag() const override { return "--python"; }
+  std::string Prelude() const override {
+    return "# Generated by irt-export --python: the recorded run as straight-line code.\n" +
+           std::string(kPythonPrelude);
+  }
+  bool Literal(std::string& out, const Value& v) const override { return AppendPyValue(out, v); }
+  std::string Header(const std::string& fn, std::string_view op, const std::vector<Value>& params,
+                     VKind) const override {
+    std::string s = "\n\ndef " + fn + "(";
+    for (size_t j = 0; j < params.size(); ++j) s += (j ? ", a" : "a") + std::to_string(j + 1);
+    return s + "):\n    \"\"\"" + DisplayString(op) + ", as the trace recorded it.\"\"\"\n";
+  }
+  std::string Assign(NodeId id, const Value&, const std::string& e,
+                     const std::string& comment) const override {
+    return "    n" + std::to_string(id) + " = " + e + "  # " + comment + "\n";
+  }
+  std::string Comment(const std::string& text) const override { return "    # " + text + "\n"; }
+  std::string Op(std::string_view op, const std::vector<std::string>& args,
+                 const Value& result) const override {
+    if (result.kind() == VKind::kTensor || result.kind() == VKind::kTuple) return {};
+    std::string_view h = Helper(op, static_cast<uint32_t>(args.size()));
+    if (h.empty()) return {};
+    std::string e = std::string(h) + "(";
+    for (size_t j = 0; j < args.size(); ++j) e += (j ? ", " : "") + args[j];
+    return e + ")";
+  }
+  std::string Guard(const std::string& cond, bool when, const std::string& where) const override {
+    return "    if bool(" + cond + ") != " + (when ? "True" : "False") +
+           ":\n        raise Diverged(\"" + where + "\")\n";
+  }
+  std::string Return(NodeId id) const override {
+    return "    return n" + std::to_string(id) + "\n";
+  }
+  std::string Footer(const std::string& fn, const std::vector<Value>&, VKind) const override {
+    return "\n\nif __name__ == \"__main__\":\n    import sys\n    print(" + fn +
+           "(*[eval(a, {\"f64\": f64, \"f32\": f32}) for a in sys.argv[1:]]))\n";
+  }
+  bool SkipsFunctions() const override { return false; }
+};
+
+class CLang : public CodeLang {
+ public:
+  std::string_view flag() const override { return "--c"; }
+  std::string Prelude() const override {
+    return "/* Generated by irt-export --c: the recorded run as straight-line code.\n"
+           "   cc -std=c11 -DIRT_MAIN file.c -lm builds a program that prints the result. */\n" +
+           std::string(kCPrelude);
+  }
+  bool Literal(std::string& out, const Value& v) const override { return AppendCValue(out, v); }
+  std::string Header(const std::string& fn, std::string_view op, const std::vector<Value>& params,
+                     VKind result) const override {
+    std::string s = "\n/* " + CommentText(DisplayString(op)) + ", as the trace recorded it. */\n";
+    s += std::string(CType(result)) + " " + fn + "(";
+    for (size_t j = 0; j < params.size(); ++j) {
+      s += (j ? ", " : "") + std::string(CType(params[j].kind())) + " a" + std::to_string(j + 1);
+    }
+    if (params.empty()) s += "void";
+    return s + ") {\n";
+  }
+  std::string Assign(NodeId id, const Value& v, const std::string& e,
+                     const std::string& comment) const override {
+    std::string n = "n" + std::to_string(id);
+    return "  const " + std::string(CType(v.kind())) + " " + n + " = " + e + ";  IRT_VALUE(" +
+           std::to_string(id) + ", " + n + ");  /* " + CommentText(comment) + " */\n";
+  }
+  std::string Comment(const std::string& text) const override {
+    return "  /* " + CommentText(text) + " */\n";
+  }
+  std::string Op(std::string_view op, const std::vector<std::string>& args,
+                 const Value& result) const override {
+    return COp(op, args, result.kind());
+  }
+  std::string Guard(const std::string& cond, bool when, const std::string& where) const override {
+    return "  if ((bool)(" + cond + ") != " + (when ? "true" : "false") +
+           ") irt_fail(\"Diverged: " + CommentText(where) + "\");\n";
+  }
+  std::string Return(NodeId id) const override { return "  return n" + std::to_string(id) + ";\n"; }
+  std::string Footer(const std::string& fn, const std::vector<Value>& params,
+                     VKind result) const override {
+    std::string s = "}\n\n#ifdef IRT_MAIN\nint main(int argc, char** argv) {\n";
+    s += "  if (argc != " + std::to_string(params.size() + 1) +
+         ") {\n    fprintf(stderr, \"usage: %s";
+    for (size_t j = 0; j < params.size(); ++j) s += " a" + std::to_string(j + 1);
+    s += "\\n\", argv[0]);\n    return 2;\n  }\n";
+    std::string call = fn + "(";
+    for (size_t j = 0; j < params.size(); ++j) {
+      std::string arg = "argv[" + std::to_string(j + 1) + "]";
+      switch (params[j].kind()) {
+        case VKind::kBool:
+          call += (j ? ", " : "") + ("strcmp(" + arg + ", \"true\") == 0");
+          break;
+        case VKind::kI64:
+          call += (j ? ", " : "") + ("(int64_t)strtoll(" + arg + ", NULL, 10)");
+          break;
+        case VKind::kF32:
+          call += (j ? ", " : "") + ("strtof(" + arg + ", NULL)");
+          break;
+        default:
+          call += (j ? ", " : "") + ("strtod(" + arg + ", NULL)");
+          break;
+      }
+    }
+    call += ")";
+    switch (result) {
+      case VKind::kBool:
+        s += "  printf(\"%s\\n\", " + call + " ? \"true\" : \"false\");\n";
+        break;
+      case VKind::kI64:
+        s += "  printf(\"%lld\\n\", (long long)" + call + ");\n";
+        break;
+      case VKind::kF32:
+        s += "  printf(\"%.9g\\n\", (double)" + call + ");\n";
+        break;
+      default:
+        s += "  printf(\"%.17g\\n\", " + call + ");\n";
+        break;
+    }
+    return s + "  return 0;\n}\n#endif\n";
+  }
+  bool SkipsFunctions() const override { return true; }
+
+ private:
+  // Text inside a C comment or string: no "*/", no quotes or backslashes.
+  static std::string CommentText(const std::string& s) {
+    std::string out;
+    for (size_t k = 0; k < s.size(); ++k) {
+      char ch = s[k];
+      if (ch == '*' && k + 1 < s.size() && s[k + 1] == '/') {
+        out += "* /";
+        ++k;
+      } else if (ch == '"' || ch == '\\') {
+        out += '\'';
+      } else {
+        out += ch;
+      }
+    }
+    return out;
+  }
+};
+
+// One open call of the code being written.
+struct CodeFrame {
+  std::vector<std::string> jump_args;  // the operands of the last jump of this body
+  NodeId last_jump = kNoNode;
+  uint32_t params = 0;  // the call's operands (the root's parameters)
+};
+
+// What the first pass learns for the second: the kind of the result.
+struct CodeFacts {
+  VKind result = VKind::kNone;
+};
+
+// Writes the code of the trace in `stream` to `out`, or with out == nullptr
+// only checks that every node can be written and fills `facts`.
+Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFacts* facts) {
+  std::vector<CodeFrame> code;
+  std::vector<Value> params;
+  std::string buf, sig_name;
+  const std::string& name = stream.name();
+  const std::string flag(lang.flag());
+  auto fail = [&](const RawNode& node, const Place& place, const std::string& what) -> Status {
+    return DataError(name + ": node " + std::to_string(node.id()) +
+                     (place.has_path ? " (" + std::string(place.path) + ")" : "") + ": " + what);
+  };
+  auto expr = [&](const RawNode& node, uint32_t code_j, uint32_t* ref, std::string* e) -> bool {
+    if (code_j == 0) {
+      *e = "n" + std::to_string(node.ref((*ref)++));
+      return true;
+    }
+    e->clear();
+    return lang.Literal(*e, node.chunk().literal(code_j));
+  };
+  buf += lang.Prelude();
+  Status s = Walk(
+      stream,
+      [&](const RawNode& node, const Place& place, std::vector<ExportFrame>&, uint32_t&) -> Status {
+        if (out != nullptr && buf.size() >= (1 << 16)) {
+          out->Write(buf);
+          buf.clear();
+          if (out->failed()) return IoError("write failed");
+        } else if (out == nullptr) {
+          buf.clear();
+        }
+        const NodeKind kind = node.kind();
+        uint32_t ref = 0;
+        std::vector<std::string> args;
+        uint32_t n = node.num_operands();
+        bool cond = kind == NodeKind::kJump && node.has_condition();
+        for (uint32_t j = 0; j < n; ++j) {
+          std::string e;
+          if (!expr(node, node.operand_code(j), &ref, &e)) {
+            return fail(node, place,
+                        "an operand that " + flag + " cannot write (" +
+                            TypeName(node.chunk().literal(node.operand_code(j))) + ")");
+          }
+          args.push_back(std::move(e));
+        }
+        std::string loc;
+        AppendLocation(loc, node.location());
+        const std::string comment = loc + (place.has_path ? " " + std::string(place.path) : "");
+        const Value recorded = node.value();
+        auto assign = [&](const std::string& e) -> Status {
+          std::string lit;
+          if (!lang.Literal(lit, recorded)) {
+            return fail(node, place,
+                        "a value that " + flag + " cannot write (" + TypeName(recorded) + ")");
+          }
+          buf += lang.Assign(node.id(), recorded, e, comment);
+          return Status::Ok();
+        };
+        auto literal = [&](const std::string& note) -> Status {
+          std::string e;
+          if (!lang.Literal(e, recorded)) {
+            return fail(node, place,
+                        "a value that " + flag + " cannot write (" + TypeName(recorded) + ")");
+          }
+          buf += lang.Assign(node.id(), recorded, e, comment + note);
+          return Status::Ok();
+        };
+        switch (kind) {
+          case NodeKind::kCall: {
+            if (place.depth == 0) {
+              sig_name = IsIdentifier(node.op()) ? std::string(node.op()) : "traced";
+              for (uint32_t j = 0; j < n; ++j) {
+                uint32_t c = node.operand_code(j);
+                Value v = c == 0 ? Value() : node.chunk().literal(c);
+                std::string lit;
+                if (c == 0 || !lang.Literal(lit, v)) {
+                  return fail(node, place,
+                              "an argument that " + flag + " cannot take (" +
+                                  (c == 0 ? std::string("a reference") : TypeName(v)) + ")");
+                }
+                params.push_back(v);
+              }
+              buf += lang.Header(sig_name, node.op(), params,
+                                 facts != nullptr ? facts->result : VKind::kNone);
+            } else {
+              std::string text = "call " + DisplayString(node.op()) + "(";
+              for (size_t j = 0; j < args.size(); ++j) text += (j ? ", " : "") + args[j];
+              buf += lang.Comment(text + ")  " + comment);
+            }
+            code.emplace_back();
+            code.back().params = n;
+            return Status::Ok();
+          }
+          case NodeKind::kArgument: {
+            uint32_t k = node.aux();
+            if (k != 0) {
+              CodeFrame& f = code.back();
+              if (n != 1 || node.operand_code(0) != 0 || node.ref(0) != f.last_jump ||
+                  k > f.jump_args.size()) {
+                return fail(node, place, "a block argument that does not follow its jump");
+              }
+              return assign(f.jump_args[k - 1]);
+            }
+            if (node.vkind() == VKind::kFunction && lang.SkipsFunctions()) {
+              buf += lang.Comment(comment + ": the function " + DisplayString(recorded.str()));
+              return Status::Ok();
+            }
+            if (n >= 1) return assign(args[0]);
+            if (place.depth == 1 && node.vkind() != VKind::kFunction) {
+              // The root's argument %k is parameter k - 1 (%1 is the function
+              // itself), so a slice that drops an argument keeps the others'.
+              uint32_t pos = node.location().pos;
+              uint32_t k1 = pos >= 2 && pos - 1 <= code.back().params ? pos - 1 : 0;
+              if (k1 == 0) return fail(node, place, "an argument of the root call out of place");
+              return assign("a" + std::to_string(k1));
+            }
+            return literal("");
+          }
+          case NodeKind::kConstant:
+            return literal("");
+          case NodeKind::kPrimitive: {
+            if (node.op() == "rand" || node.op() == "randn") {
+              return literal(", " + std::string(node.op()) + "() as drawn");
+            }
+            std::string e = lang.Op(node.op(), args, recorded);
+            if (e.empty()) {
+              return fail(node, place,
+                          flag + " has no code for ⟨" + DisplayString(node.op()) + "⟩ of " +
+                              std::to_string(n) + " operands giving " + TypeName(recorded));
+            }
+            return assign(e);
+          }
+          case NodeKind::kJump: {
+            CodeFrame& f = code.back();
+            f.last_jump = node.id();
+            f.jump_args.assign(args.begin(), args.end() - (cond ? 1 : 0));
+            if (cond && node.operand_code(n - 1) == 0) {
+              buf += lang.Guard(args.back(), (node.flags() & 2) != 0,
+                                std::string(place.has_path ? place.path : "") + " " + loc);
+            }
+            return Status::Ok();
+          }
+          case NodeKind::kReturn: {
+            if (n != 1) return fail(node, place, "a return without one operand");
+            IRT_RETURN_IF_ERROR(assign(args[0]));
+            if (place.depth == 1) {
+              buf += lang.Return(node.id());
+              if (facts != nullptr && out == nullptr) facts->result = node.vkind();
+            }
+            code.pop_back();
+            return Status::Ok();
+          }
+          case NodeKind::kError:
+            return fail(node, place, "the run failed here; " + flag + " writes complete runs only");
+          default:
+            return fail(node, place,
+                        "a special node ($(" + DisplayString(node.op()) + ")): " + flag +
+                            " has no code for it");
+        }
+      });
+  if (!s.ok()) return s;
+  if (out == nullptr) return Status::Ok();
+  buf += lang.Footer(sig_name, params, facts != nullptr ? facts->result : VKind::kNone);
+  out->Write(buf);
+  return Status::Ok();
+}
+
+Status ExportCode(const std::string& path, const CodeLang& lang, Output& out) {
+  TwoPassInput input;
+  IRT_RETURN_IF_ERROR(input.Prepare(path));
+  CodeFacts facts;
+  {
+    IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
+    IRT_RETURN_IF_ERROR(Generate(stream, lang, nullptr, &facts));
+  }
+  IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
+  return Generate(stream, lang, &out, &facts);
+}
+
+}  // namespace
+
+Status ExportPython(const std::string& path, const ExportOptions&, Output& out) {
+  return ExportCode(path, PythonLang(), out);
+}
+
+Status ExportC(const std::string& path, const ExportOptions&, Output& out) {
+  return ExportCode(path, CLang(), out);
+}
+
+}  // namespace irt::internal
