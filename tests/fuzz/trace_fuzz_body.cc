@@ -14,6 +14,7 @@
 #include "irt/check.h"
 #include "irt/diff.h"
 #include "irt/dot.h"
+#include "irt/export.h"
 #include "irt/grad.h"
 #include "irt/graph.h"
 #include "irt/output.h"
@@ -114,6 +115,14 @@ void CheckMapped(const uint8_t* data, size_t size) {
   opts.chunks = true;
   opts.top = 3;
   (void)PrintStats(path, opts, true, **out);
+  // irt-export streams the path too, in every format.
+  for (ExportFormat f : {ExportFormat::kJsonl, ExportFormat::kSpeedscope,
+                         ExportFormat::kChromeTrace, ExportFormat::kPython, ExportFormat::kC}) {
+    ExportOptions eo;
+    eo.format = f;
+    eo.max_elements = 64;
+    (void)ExportTrace(path, eo, **out);
+  }
 }
 
 const RuleSet& DefaultRules() {

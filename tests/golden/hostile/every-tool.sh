@@ -4,7 +4,8 @@ every_tool() {  # FILE
   local f=$1 t
   for t in "irt-check" "irt-print" "irt-print --json" "irt-stats" "irt-dot" \
     "irt-slice -b @" "irt-grad" "irt-grad --mode forward --tangent @2=1" \
-    "irt-replay --set @2=1"; do
+    "irt-replay --set @2=1" "irt-export --jsonl" "irt-export --speedscope" \
+    "irt-export --python"; do
     $t "$f" > /dev/null
     echo "$t: exit $?"
   done
