@@ -4,6 +4,8 @@
 #   geom-slice.svg      the backward slice of geom's result across calls
 #                       with control dependences, drawn as a trace
 #   geom-highlight.svg  the same slice highlighted in the whole geom trace
+#   fib-flame.svg       fib(12)'s calls as a flame graph (irt-export
+#                       --speedscope drawn by docs/flamegraph.py)
 # Rendering needs Graphviz's dot(1). The output only changes when the
 # tools' output or the Graphviz version does.
 #
@@ -27,7 +29,11 @@ export PATH=$bin:$PATH LC_ALL=C
 irt-trace -o "$work/h.fb" "$root/testdata/ir/h.ir" h 2.0 2
 irt-trace --rand-values 0.9,0.7,0.1 -o "$work/geom.fb" "$root/testdata/ir/geom.ir" geom 1 0.5
 
+irt-trace -o "$work/fib.fb" "$root/testdata/ir/fib.ir" fib 12
+
 irt-dot "$work/h.fb" | dot -Tsvg >"$out/h.svg"
 irt-slice -b @9 --through-calls --control "$work/geom.fb" | irt-dot | dot -Tsvg >"$out/geom-slice.svg"
 irt-dot --highlight-slice @9 --through-calls --control "$work/geom.fb" | dot -Tsvg >"$out/geom-highlight.svg"
+irt-export --speedscope "$work/fib.fb" |
+  python3 "$here/flamegraph.py" --title "fib(12): each call as wide as its nodes" >"$out/fib-flame.svg"
 ls -l "$out"/*.svg | awk '{print "wrote " $NF " (" $5 " bytes)"}'
