@@ -31,8 +31,6 @@ def spans(profile, frames, max_depth, keep):
     """The (depth, start, end, frame name) of every call above max_depth
     for which keep(start, end) holds, by an explicit stack, and the
     deepest level seen."""
-    if profile.get("type") != "evented":
-        raise ValueError(f"profile type {profile.get('type')!r}: only evented profiles are drawn")
     stack = []
     out = []
     deepest = 0
@@ -67,11 +65,16 @@ def main():
             doc = json.load(f)
         frames = doc["shared"]["frames"]
         profile = doc["profiles"][0]
+        if profile.get("type") != "evented":
+            raise ValueError(f"profile type {profile.get('type')!r}: only evented profiles are drawn")
         lo, hi = profile["startValue"], profile["endValue"]
         scale = (a.width - 20) / max(hi - lo, 1)
         boxes, deepest = spans(profile, frames, a.max_depth,
                                lambda s, e: (e - s) * scale >= a.min_width)
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+    except KeyError as e:
+        print(f"flamegraph.py: {a.file}: not a speedscope file (no {e})", file=sys.stderr)
+        return 1
+    except (OSError, ValueError, IndexError, TypeError) as e:
         print(f"flamegraph.py: {a.file}: {e}", file=sys.stderr)
         return 1
     levels = min(deepest, a.max_depth)
