@@ -64,8 +64,9 @@ Result<TraceJob> TraceJob::Prepare(const TraceRequest& request) {
   return job;
 }
 
-Status TraceJob::Run(Output& out) {
+Status TraceJob::Run(Output& out, Progress* progress) {
   WriterOptions wo;
+  wo.progress = progress;
   wo.producer_name = "irt-trace";
   wo.producer_version = request_.producer_version;
   TraceWriter writer(&out, wo);

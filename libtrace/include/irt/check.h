@@ -27,8 +27,9 @@ struct CheckSummary {
 /// index and range, kinds, value kinds, backward references, call nesting
 /// (every Return/Error closes the innermost open call; base_depth matches),
 /// chunk numbering and bases, and the final chunk. The first violation is a
-/// kDataError "chunk C, node N: what" (N global).
-Result<CheckSummary> CheckTrace(const std::string& path);
+/// kDataError "chunk C, node N: what" (N global). `progress`, if given,
+/// counts each chunk as it is read (ChunkStream::Open).
+Result<CheckSummary> CheckTrace(const std::string& path, Progress* progress = nullptr);
 
 }  // namespace irt
 

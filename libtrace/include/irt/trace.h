@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "irt/progress.h"
 #include "irt/status.h"
 #include "irt/value.h"
 
@@ -138,6 +139,9 @@ struct OpenOptions {
   /// Accept a trace whose writer did not finish (no final chunk, or a
   /// truncated last chunk): the complete chunks are read.
   bool allow_partial = false;
+  /// If given (it must outlive the Trace), counts the nodes of each chunk
+  /// when it is verified, out of a total of the trace's nodes.
+  Progress* progress = nullptr;
 };
 
 /// A trace opened for random access. Not thread-safe (chunks are verified
@@ -186,6 +190,9 @@ class Trace {
   Result<const internal::ChunkColumns*> columns(uint32_t i) const;
   /// The bytes of chunk `i`, its size prefix included (valid while the Trace lives).
   std::span<const uint8_t> chunk_bytes(uint32_t i) const;
+  /// OpenOptions::progress (nullptr when none), for the passes over the
+  /// trace that take long after its chunks have been verified.
+  Progress* progress() const;
 
  private:
   Trace();
@@ -198,10 +205,13 @@ class Trace {
 /// regular file, reads a pipe chunk by chunk. For streaming tools.
 class ChunkStream {
  public:
-  static Result<ChunkStream> Open(const std::string& path);
+  /// `progress`, if given, counts each chunk's nodes and bytes as it is
+  /// read, out of the file's size when it is a plain regular file.
+  static Result<ChunkStream> Open(const std::string& path, Progress* progress = nullptr);
   /// Same, naming the input `name` in errors (a reader of a spooled copy of
   /// standard input calls it "<stdin>").
-  static Result<ChunkStream> OpenAs(const std::string& path, const std::string& name);
+  static Result<ChunkStream> OpenAs(const std::string& path, const std::string& name,
+                                    Progress* progress = nullptr);
   ChunkStream(ChunkStream&&) noexcept;
   ChunkStream& operator=(ChunkStream&&) noexcept;
   ~ChunkStream();

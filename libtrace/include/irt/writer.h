@@ -54,6 +54,9 @@ struct WriterOptions {
   uint32_t chunk_nodes = 1u << 16;
   /// ...or when its encoded size would exceed this many bytes.
   uint64_t chunk_bytes = 64ull << 20;
+  /// If given (it must outlive the writer), counts the nodes and bytes of
+  /// each chunk written.
+  Progress* progress = nullptr;
 };
 
 class TraceWriter {

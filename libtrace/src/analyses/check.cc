@@ -5,8 +5,8 @@
 
 namespace irt {
 
-Result<CheckSummary> CheckTrace(const std::string& path) {
-  IRT_ASSIGN_OR_RETURN(ChunkStream stream, ChunkStream::Open(path));
+Result<CheckSummary> CheckTrace(const std::string& path, Progress* progress) {
+  IRT_ASSIGN_OR_RETURN(ChunkStream stream, ChunkStream::Open(path, progress));
   CheckSummary sum;
   // ChunkStream checks every chunk and its nodes (internal::VerifyChunk);
   // what is left needs the calls opened in earlier chunks.

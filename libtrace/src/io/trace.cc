@@ -314,6 +314,7 @@ struct Trace::Impl {
   // checks): a tool that reads every chunk gets irt-check's verdict.
   mutable uint32_t frontier = 0;
   mutable internal::CallStack calls;
+  Progress* progress = nullptr;
 
   const fb::Chunk* Root(uint32_t i) const {
     return fb::GetSizePrefixedChunk(data + chunks[i].offset);
@@ -389,6 +390,8 @@ Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string nam
   m.facts.resize(m.chunks.size());
   m.columns.resize(m.chunks.size());
   t.num_nodes_ = base;
+  m.progress = options.progress;
+  if (m.progress != nullptr) m.progress->AddTotal(base);
   if (m.complete) {
     // The final chunk's total must agree with the chunks' node counts.
     const uint8_t* last = data + m.chunks.back().offset;
@@ -446,6 +449,8 @@ Result<const internal::ChunkColumns*> Trace::columns(uint32_t i) const {
   return &impl_->columns[i];
 }
 
+Progress* Trace::progress() const { return impl_->progress; }
+
 std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
   const ChunkInfo& c = impl_->chunks[i];
   return {impl_->data + c.offset, static_cast<size_t>(c.size + 4)};
@@ -478,6 +483,7 @@ Status Trace::VerifyChunk(uint32_t i) const {
   }
   m.state[i] = 1;
   internal::BuildColumns(m.Root(i), info, m.facts[i].end_depth, &m.columns[i]);
+  if (m.progress != nullptr) m.progress->Add(info.num_nodes, info.size + 4);
   // Advance the in-order frontier over every chunk verified so far.
   while (m.frontier < m.chunks.size() && m.state[m.frontier] == 1) {
     uint32_t f = m.frontier;
@@ -606,6 +612,7 @@ struct ChunkStream::Impl {
   NodeId base = 0;
   bool done = false;
   uint64_t file_size = 0;  // of a regular file, 0 for a pipe
+  Progress* progress = nullptr;
   ChunkInfo info;
   ChunkFacts facts;
   internal::ChunkColumns columns;
@@ -639,14 +646,16 @@ const std::string& ChunkStream::name() const { return impl_->name; }
 const ChunkInfo& ChunkStream::info() const { return impl_->info; }
 uint64_t ChunkStream::bytes_read() const { return impl_->offset; }
 
-Result<ChunkStream> ChunkStream::Open(const std::string& path) {
-  return OpenAs(path, DisplayName(path));
+Result<ChunkStream> ChunkStream::Open(const std::string& path, Progress* progress) {
+  return OpenAs(path, DisplayName(path), progress);
 }
 
-Result<ChunkStream> ChunkStream::OpenAs(const std::string& path, const std::string& name) {
+Result<ChunkStream> ChunkStream::OpenAs(const std::string& path, const std::string& name,
+                                        Progress* progress) {
   ChunkStream s;
   Impl& m = *s.impl_;
   m.name = name;
+  m.progress = progress;
   int fd = STDIN_FILENO;
   if (path != "-") {
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -724,6 +733,13 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
   m.offset += 4 + len;
   m.base += h.num_nodes;
   ++m.number;
+  if (m.progress != nullptr) {
+    // A compressed file's size says nothing of how much of it is left.
+    if (m.number == 1 && m.file_size != 0 && !m.src->compressed()) {
+      m.progress->AddTotal(0, m.file_size);
+    }
+    m.progress->Add(h.num_nodes, 4 + len);
+  }
   if (h.last) {
     m.done = true;
     uint8_t extra;

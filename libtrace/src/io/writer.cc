@@ -156,6 +156,7 @@ struct TraceWriter::Impl {
                        std::to_string(fbb.GetSize()) + " bytes, more than a chunk may hold");
     } else {
       out->Write(fbb.GetBufferPointer(), fbb.GetSize());
+      if (opts.progress != nullptr) opts.progress->Add(nodes.size(), fbb.GetSize());
     }
     fbb.Clear();
     local_classes.clear();

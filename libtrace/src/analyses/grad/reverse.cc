@@ -406,7 +406,12 @@ Status GradEngine::ReversePass() {
   }
   uint64_t slot = n_active_;
   const std::vector<uint64_t>& words = varied_.words();
+  // The sweep counts as a second pass over the trace's nodes: 2^16 nodes
+  // (1024 words of the bit set) at a time, so the loop stays as it was.
+  Progress* progress = trace_.progress();
+  if (progress != nullptr) progress->AddTotal(n);
   for (uint64_t w = (n + 63) / 64; w-- > 0;) {
+    if (progress != nullptr && w % 1024 == 0) progress->Add(std::min<uint64_t>(n - w * 64, 65536));
     uint64_t word = words[w];
     while (word != 0) {
       int bit = 63 - __builtin_clzll(word);

@@ -134,7 +134,8 @@ class TraceJob {
   static Result<TraceJob> Prepare(const TraceRequest& request);
   /// Traces into `out` (which the caller commits) and finishes the trace.
   /// kRuntimeError when the program failed: the trace is complete anyway.
-  Status Run(Output& out);
+  /// `progress`, if given, counts the chunks written (WriterOptions).
+  Status Run(Output& out, Progress* progress = nullptr);
   /// The result of the last successful Run.
   const Value& result() const { return result_; }
 
