@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs a command with some of its standard streams on a pseudo-terminal.
 
-Usage: onterminal.py [--stdin] [--stdout] [--stderr] [--bytes] -- COMMAND [ARG...]
+Usage: onterminal.py [--stdin] [--stdout] [--stderr] [--bytes] [--progress] -- COMMAND [ARG...]
 
 Each stream named is connected to a terminal of its own (the others are
 inherited); what the command writes to a terminal is then printed as
@@ -11,10 +11,16 @@ as "\\e" so that colour is visible in a golden file, or, with --bytes, as
 line gives the exit status. The golden cases use it to check what the
 tools do when a user sits at the other end: refuse binary output, read no
 trace from the keyboard, colour diagnostics unless NO_COLOR is set.
+
+With --progress, stderr is shown for the tools' progress line: a carriage
+return is shown as "\\r" (lines are split at newlines only), a run of
+redraws as its first one (how many follow depends on the machine's speed)
+and each rate ("4.2M nodes/s") as "N nodes/s".
 """
 import argparse
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -27,6 +33,7 @@ def main():
     for s in ("stdin", "stdout", "stderr"):
         ap.add_argument("--" + s, action="store_true")
     ap.add_argument("--bytes", action="store_true")
+    ap.add_argument("--progress", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -70,7 +77,17 @@ def main():
         if args.bytes and s == "stdout":
             print(f"tty {s}: {len(data)} bytes, starting {data[:12].hex()}")
             continue
-        for line in data.decode("utf-8", errors="replace").splitlines():
+        text = data.decode("utf-8", errors="replace")
+        if args.progress and s == "stderr":
+            draw = r"\r[^\r\n\x1b]+\x1b\[K"  # an erase has no text
+            text = re.sub(f"({draw})(?:{draw})+", r"\1", text)
+            text = re.sub(r"[0-9.]+[kMG]? nodes/s", "N nodes/s", text)
+            lines = text.replace("\r", "\\r").split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+        else:
+            lines = text.splitlines()
+        for line in lines:
             print(f"tty {s}: {line}".replace("\x1b", "\\e"))
     print(f"status {status}")
     sys.stdout.flush()

@@ -11,6 +11,8 @@
 #include <iostream>
 #include <new>
 
+#include "common/progress.h"
+
 namespace irt::tools {
 
 bool ColorAllowed(int fd, const std::string& mode) {
@@ -54,6 +56,19 @@ Cli::~Cli() = default;
 
 void Cli::AddForceOption() {
   app_.add_flag("-f,--force", force_, "Write binary output even to a terminal");
+}
+
+void Cli::AddProgressOption() {
+  progress_option_ = true;
+  app_.add_flag("--no-progress", no_progress_,
+                "Do not show a progress line on a terminal (stderr) during long work");
+}
+
+Progress* Cli::progress() const { return progress_.get(); }
+
+spdlog::logger& Cli::log() const {
+  if (progress_ != nullptr) progress_->Clear();
+  return *log_;
 }
 
 void Cli::InitLogging() {
@@ -102,17 +117,25 @@ int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& 
     return kExitUsage;
   }
   InitLogging();
+  if (progress_option_ && !quiet_ && !no_progress_ && isatty(STDERR_FILENO) != 0) {
+    const char* term = std::getenv("TERM");
+    if (term == nullptr || std::strcmp(term, "dumb") != 0) {
+      progress_ = std::make_unique<TerminalProgress>(name_, stderr);
+    }
+  }
   // The library reports allocation failures it can foresee as a Status; this
   // is the last resort for the rest, so that no input ends in an abort.
   Result<int> r = Internal("unreachable");
   try {
     r = body();
   } catch (const std::bad_alloc&) {
+    progress_.reset();
     std::cout.flush();
     outputs_.clear();
     log_->error("out of memory");
     return trouble_code;
   }
+  progress_.reset();  // erases the line
   std::cout.flush();
   bool reader_gone = false;
   for (const auto& out : outputs_) reader_gone = reader_gone || out->reader_gone();
@@ -139,6 +162,8 @@ Result<Output*> Cli::OpenOutput(const std::string& path, bool binary) {
     return UsageError(
         "refusing to write a binary trace to a terminal; use -o FILE, a pipe, or --force");
   }
+  // Text on the terminal that shows the progress line would run into it.
+  if (progress_ != nullptr && out->IsTerminal()) progress_->Stop();
   outputs_.push_back(std::move(out));
   return outputs_.back().get();
 }

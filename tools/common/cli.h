@@ -1,7 +1,8 @@
 // What every irt-* tool shares: option parsing with CLI11 (-h/--help,
 // --version, -q, -v, --color), diagnostics on stderr through spdlog
 // ("irt-print: error: ..."), exit codes (0 ok, 1 failure, 2 usage), the
-// stdin/terminal rules and atomic output files.
+// stdin/terminal rules, atomic output files and the progress line of long
+// work (--no-progress).
 #ifndef IRT_TOOLS_COMMON_CLI_H_
 #define IRT_TOOLS_COMMON_CLI_H_
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "irt/output.h"
+#include "irt/progress.h"
 #include "irt/status.h"
 
 namespace spdlog {
@@ -19,6 +21,8 @@ class logger;
 }
 
 namespace irt::tools {
+
+class TerminalProgress;
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
@@ -54,12 +58,21 @@ class Cli {
   Result<Output*> OpenOutput(const std::string& path, bool binary);
   /// Adds -f/--force (write binary to a terminal).
   void AddForceOption();
+  /// Adds --no-progress, for tools whose work can take long: they pass
+  /// progress() to libtrace (OpenOptions, CheckTrace, WriterOptions).
+  void AddProgressOption();
+  /// The progress line (common/progress.h) while Run's body runs, when the
+  /// tool called AddProgressOption(), stderr is a terminal, TERM is not
+  /// "dumb" and neither -q nor --no-progress was given; nullptr otherwise.
+  Progress* progress() const;
   /// Whether stdout output may use colour: --color=always/never/auto; auto
   /// means stdout is a terminal, TERM is not "dumb" and NO_COLOR is unset or empty.
   bool StdoutColor() const;
   /// Whether -q was given: tools print errors only (no summaries).
   bool quiet() const { return quiet_; }
-  spdlog::logger& log() const { return *log_; }
+  /// The logger; using it erases the progress line first, so that a
+  /// message never shares a line with it.
+  spdlog::logger& log() const;
 
  private:
   void InitLogging();
@@ -68,6 +81,9 @@ class Cli {
   int verbose_ = 0;
   bool quiet_ = false;
   bool force_ = false;
+  bool progress_option_ = false;
+  bool no_progress_ = false;
+  std::unique_ptr<TerminalProgress> progress_;
   std::string color_ = "auto";
   std::shared_ptr<spdlog::logger> log_;
   std::vector<std::unique_ptr<Output>> outputs_;

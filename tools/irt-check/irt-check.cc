@@ -16,9 +16,10 @@ int main(int argc, char** argv) {
                  "Write the summary to FILE instead of stdout; FILE.zst is zstd-compressed")
       ->type_name("FILE");
   app.add_flag("--json", json, "Print the summary as JSON");
+  cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
-    IRT_ASSIGN_OR_RETURN(irt::CheckSummary s, irt::CheckTrace(input));
+    IRT_ASSIGN_OR_RETURN(irt::CheckSummary s, irt::CheckTrace(input, cli.progress()));
     // -q prints errors only: the exit status says the trace is valid. A
     // summary asked for with -o FILE is still written.
     if (cli.quiet() && output == "-") return irt::Status::Ok();

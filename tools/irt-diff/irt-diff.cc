@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(irt::tools::Count());
   app.get_option("--stat")->excludes("--json");
+  cli.AddProgressOption();
   return cli.RunWithCode(
       argc, argv,
       [&]() -> irt::Result<int> {
@@ -52,8 +53,8 @@ int main(int argc, char** argv) {
           return irt::UsageError("only one of the two traces can be standard input");
         }
         IRT_RETURN_IF_ERROR(cli.CheckInput(a == "-" ? a : b));
-        IRT_ASSIGN_OR_RETURN(irt::Trace ta, irt::Trace::Open(a));
-        IRT_ASSIGN_OR_RETURN(irt::Trace tb, irt::Trace::Open(b));
+        IRT_ASSIGN_OR_RETURN(irt::Trace ta, irt::Trace::Open(a, {.progress = cli.progress()}));
+        IRT_ASSIGN_OR_RETURN(irt::Trace tb, irt::Trace::Open(b, {.progress = cli.progress()}));
         opts.format = stat   ? irt::DiffFormat::kStat
                       : json ? irt::DiffFormat::kJson
                              : irt::DiffFormat::kText;

@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   app.add_flag("--emit-trace", emit, "Write the backward pass as a trace instead");
   app.add_flag("--annotate", annotate, "Write the trace with each node's adjoint as metadata");
   cli.AddForceOption();
+  cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     popts.json = json;
     if (max_el->count() > 0) popts.json_max_elements = popts.max_elements;
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
     }
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
     auto t0 = std::chrono::steady_clock::now();
-    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input, {.progress = cli.progress()}));
     double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, emit || annotate));
     irt::GradResult r;

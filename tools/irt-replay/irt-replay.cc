@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   app.add_flag("--prefix", prefix,
                "On a divergence, write the valid prefix (an unfinished trace) instead of nothing");
   cli.AddForceOption();
+  cli.AddProgressOption();
   return cli.RunWithCode(argc, argv, [&]() -> irt::Result<int> {
     std::vector<irt::ReplayChange> changes;
     for (const std::string& s : sets) {
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
       changes.push_back(std::move(c));
     }
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
-    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input, {.progress = cli.progress()}));
     irt::ReplayOptions opts;
     opts.prefix = prefix;
     irt::Result<irt::Replay> run = irt::Replay::Run(trace, changes, opts);

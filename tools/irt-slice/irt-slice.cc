@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(irt::tools::Count());
   cli.AddForceOption();
+  cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (backward.empty() == forward.empty()) {
       return irt::UsageError("give one of --backward PATH or --forward PATH");
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
         backward.empty() ? irt::SliceDirection::kForward : irt::SliceDirection::kBackward;
     popts.show_meta = !no_meta;
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
-    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input));
+    IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input, {.progress = cli.progress()}));
     IRT_ASSIGN_OR_RETURN(irt::Slice slice,
                          irt::ComputeSlice(trace, backward.empty() ? forward : backward, opts));
     for (const std::string& w : slice.warnings()) cli.log().warn("{}", w);

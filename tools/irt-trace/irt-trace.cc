@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   app.add_flag("--tag-random", req.context.tag_random,
                "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
   cli.AddForceOption();
+  cli.AddProgressOption();
   req.producer_version = IRT_VERSION;
   // CLI11 splits a value written "[a, b]" into several values; a leading
   // space keeps a tensor literal whole (literals may be surrounded by spaces).
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     // Usage and input errors come before the output is created.
     IRT_ASSIGN_OR_RETURN(irt::ir::TraceJob job, irt::ir::TraceJob::Prepare(req));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/true));
-    irt::Status run = job.Run(*out);
+    irt::Status run = job.Run(*out, cli.progress());
     if (!run.ok() && run.code() != irt::Code::kRuntimeError) return run;
     // A program that failed still leaves a complete trace behind.
     IRT_RETURN_IF_ERROR(out->Commit());
