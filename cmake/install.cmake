@@ -29,9 +29,10 @@ file(GLOB IRT_MAN7 CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.7)
 install(FILES ${IRT_MAN1} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
 install(FILES ${IRT_MAN7} DESTINATION ${CMAKE_INSTALL_MANDIR}/man7 COMPONENT runtime)
 # bash-completion loads completions/NAME the first time NAME is completed,
-# so the one file is installed under each tool's name.
+# so the one file (generated from the built tools, tools/CMakeLists.txt) is
+# installed under each tool's name.
 foreach(tool IN LISTS IRT_TOOLS)
-  install(FILES ${CMAKE_SOURCE_DIR}/tools/completion.bash
+  install(FILES ${IRT_COMPLETION}
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${tool}
           COMPONENT runtime)
 endforeach()

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks the hand-kept lists of tools against the built irt-* binaries.
 
-Three places name every tool, and nothing else would notice one left out
-when a tool is added:
-  - tools/completion.bash: the `complete -F _longopt irt-...` line;
+Two places name every tool, and nothing else would notice one left out
+when a tool is added (the bash completion is generated from the built
+tools, and tests/completion_test.py checks it):
   - README.md: the table under "## Tools";
   - tests/golden/terminal/stdin-terminal.cmd: the `for tool in ...` loop of
     tools checked for refusing a terminal on standard input, plus the tools
@@ -23,14 +23,6 @@ import sys
 def built_tools(bin_dir):
     return {p.name for p in pathlib.Path(bin_dir).glob("irt-*")
             if p.is_file() and os.access(p, os.X_OK)}
-
-
-def completion_tools(root):
-    text = (root / "tools" / "completion.bash").read_text()
-    names = set()
-    for m in re.finditer(r"^complete -F _longopt (.*)$", text, re.M):
-        names.update(m.group(1).split())
-    return names
 
 
 def readme_tools(root):
@@ -61,7 +53,6 @@ def main():
         print(f"tool_lists.py: no irt-* executables in {args.bin}", file=sys.stderr)
         return 1
     lists = {
-        "tools/completion.bash": completion_tools(root),
         "README.md (## Tools table)": readme_tools(root),
         "tests/golden/terminal/stdin-terminal.cmd": terminal_tools(root),
     }
