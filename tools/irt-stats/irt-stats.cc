@@ -19,7 +19,10 @@ int main(int argc, char** argv) {
       ->check(irt::tools::Count());
   app.add_flag("--chunks", opts.chunks, "Also list every chunk (index, first node, nodes, bytes)");
   app.add_flag("--json", json, "Print JSON (one document) instead of text");
+  app.add_flag("--histogram", opts.histogram,
+               "Draw a bar of '#' after each operation's count and each depth's nodes");
   return cli.Run(argc, argv, [&]() -> irt::Status {
+    if (json && opts.histogram) return irt::UsageError("--histogram is for text, not --json");
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
     IRT_RETURN_IF_ERROR(irt::PrintStats(input, opts, json, *out));

@@ -31,6 +31,9 @@ struct StatsOptions {
   uint32_t top = 10;
   /// List every chunk (streamed before the summary).
   bool chunks = false;
+  /// Text only: draw a bar after each operation's count and each depth's
+  /// nodes (FormatStatsText).
+  bool histogram = false;
 };
 
 /// One chunk, as the per-chunk listing shows it.
@@ -94,8 +97,15 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
 /// "chunk_list" member), so memory stays bounded.
 Status PrintStats(const std::string& path, const StatsOptions& opts, bool json, Output& out);
 
-/// The summary part of PrintStats (everything but the chunk list).
-std::string FormatStatsText(const TraceStats& s);
+/// Width of the longest bar of a histogram, in characters.
+inline constexpr size_t kStatsBarWidth = 40;
+
+/// The summary part of PrintStats (everything but the chunk list). With
+/// `histogram`, each row of the operation table ends with a bar of '#'
+/// proportional to its count, and each row of the depth table with one
+/// proportional to its nodes; the largest row of each table gets
+/// kStatsBarWidth characters, any non-zero row at least one.
+std::string FormatStatsText(const TraceStats& s, bool histogram = false);
 /// The members of the JSON summary, without the enclosing braces.
 std::string FormatStatsJsonMembers(const TraceStats& s);
 

@@ -262,13 +262,23 @@ std::string CallName(const CallStat& c) {
   return where + " ⟨" + DisplayString(c.op) + "⟩";
 }
 
+// "  ####": a bar for `count` of at most `max`, rounded to the nearest
+// character, at least one for a non-zero count.
+std::string Bar(uint64_t count, uint64_t max) {
+  if (max == 0 || count == 0) return "";
+  auto len = static_cast<size_t>(
+      (static_cast<long double>(count) * kStatsBarWidth + static_cast<long double>(max) / 2) /
+      static_cast<long double>(max));
+  return "  " + std::string(std::max<size_t>(len, 1), '#');
+}
+
 std::string DepthLabel(const TraceStats::DepthRow& r) {
   return r.lo == r.hi ? std::to_string(r.lo) : fmt::format("{}-{}", r.lo, r.hi);
 }
 
 }  // namespace
 
-std::string FormatStatsText(const TraceStats& s) {
+std::string FormatStatsText(const TraceStats& s, bool histogram) {
   std::string out;
   out += fmt::format("format      {}.{}\n", s.format_major, s.format_minor);
   out += fmt::format("producer    {}{}{}\n", DisplayString(s.producer_name),
@@ -293,16 +303,21 @@ std::string FormatStatsText(const TraceStats& s) {
     size_t w = 9;
     for (const auto& r : s.ops) w = std::max(w, Width(OpName(r)));
     out += "\n" + Pad("operation", w) + "  kind            count\n";
+    uint64_t max = 0;
+    for (const auto& r : s.ops) max = std::max(max, r.count);
     for (const auto& r : s.ops) {
-      out +=
-          fmt::format("{}  {}{:>10}\n", Pad(OpName(r), w), Pad(NodeKindName(r.kind), 10), r.count);
+      out += fmt::format("{}  {}{:>10}{}\n", Pad(OpName(r), w), Pad(NodeKindName(r.kind), 10),
+                         r.count, histogram ? Bar(r.count, max) : "");
     }
   }
   size_t dw = 5;
   for (const auto& r : s.depths) dw = std::max(dw, Width(DepthLabel(r)));
   out += "\n" + Pad("depth", dw) + "       calls       nodes\n";
+  uint64_t max_nodes = 0;
+  for (const auto& r : s.depths) max_nodes = std::max(max_nodes, r.nodes);
   for (const auto& r : s.depths) {
-    out += fmt::format("{}  {:>10}  {:>10}\n", Pad(DepthLabel(r), dw), r.calls, r.nodes);
+    out += fmt::format("{}  {:>10}  {:>10}{}\n", Pad(DepthLabel(r), dw), r.calls, r.nodes,
+                       histogram ? Bar(r.nodes, max_nodes) : "");
   }
   if (!s.heaviest.empty()) {
     out += "\nheaviest calls\n     nodes  depth  call\n";
@@ -384,7 +399,7 @@ Status PrintStats(const std::string& path, const StatsOptions& opts, bool json, 
     out << (opts.chunks ? "]," : "{") << FormatStatsJsonMembers(s) << "}\n";
   } else {
     if (opts.chunks) out << "\n";
-    out << FormatStatsText(s);
+    out << FormatStatsText(s, opts.histogram);
   }
   return Status::Ok();
 }
