@@ -95,5 +95,25 @@ TEST(ProgressTest, CheckCountsTheFileRead) {
   EXPECT_DOUBLE_EQ(p.fraction(), 1.0);
 }
 
+TEST(ProgressTest, AStreamCountsItsFileWhenOpened) {
+  std::string path = SmallChunks("progress-stream.fb", nullptr);
+  uint64_t size = testing::ReadFile(path).size();
+  Progress p;
+  auto first = ChunkStream::Open(path, &p);
+  auto second = ChunkStream::Open(path, &p);  // a second pass over the same file
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(p.total_bytes(), 2 * size);
+  EXPECT_EQ(p.bytes(), 0u);
+  for (ChunkStream* s : {&*first, &*second}) {
+    for (;;) {
+      auto c = s->Next();
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      if (*c == nullptr) break;
+    }
+  }
+  EXPECT_EQ(p.bytes(), 2 * size);
+  EXPECT_EQ(p.nodes(), 12u);
+}
+
 }  // namespace
 }  // namespace irt

@@ -206,7 +206,8 @@ class Trace {
 class ChunkStream {
  public:
   /// `progress`, if given, counts each chunk's nodes and bytes as it is
-  /// read, out of the file's size when it is a plain regular file.
+  /// read, out of the file's size (added to the total here, when the file
+  /// is a regular file and not compressed).
   static Result<ChunkStream> Open(const std::string& path, Progress* progress = nullptr);
   /// Same, naming the input `name` in errors (a reader of a spooled copy of
   /// standard input calls it "<stdin>").

@@ -671,6 +671,19 @@ Result<ChunkStream> ChunkStream::OpenAs(const std::string& path, const std::stri
     return DataError(m.name + ": empty input, not a trace");
   }
   if (S_ISREG(st.st_mode)) m.file_size = static_cast<uint64_t>(st.st_size);
+  if (progress != nullptr && m.file_size != 0) {
+    // The bytes left to read, unless they are compressed (then their count
+    // says nothing of how much of the trace is left). Counted at once, so
+    // that a caller that opens a file for two passes before the first has
+    // the whole total from the start.
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    uint8_t magic[4];
+    if (at >= 0 && static_cast<uint64_t>(at) < m.file_size &&
+        pread(fd, magic, sizeof(magic), at) == static_cast<ssize_t>(sizeof(magic)) &&
+        !internal::IsZstdMagic(magic)) {
+      progress->AddTotal(0, m.file_size - static_cast<uint64_t>(at));
+    }
+  }
   // Regular files are read like pipes, into one reused buffer: memory stays
   // bounded by the largest chunk (a mapping would count every page touched).
   return s;
@@ -733,13 +746,7 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
   m.offset += 4 + len;
   m.base += h.num_nodes;
   ++m.number;
-  if (m.progress != nullptr) {
-    // A compressed file's size says nothing of how much of it is left.
-    if (m.number == 1 && m.file_size != 0 && !m.src->compressed()) {
-      m.progress->AddTotal(0, m.file_size);
-    }
-    m.progress->Add(h.num_nodes, 4 + len);
-  }
+  if (m.progress != nullptr) m.progress->Add(h.num_nodes, 4 + len);
   if (h.last) {
     m.done = true;
     uint8_t extra;
