@@ -44,7 +44,7 @@ std::string FormatProgress(const Progress& p, double seconds) {
   double f = p.fraction();
   int percent = f < 0 ? 0 : static_cast<int>(std::floor(f * 100.0));
   if (p.total_bytes() != 0) {
-    return fmt::format("{} nodes ({}% of the file), {} nodes/s", p.nodes(), percent, rate);
+    return fmt::format("{} nodes ({}%), {} nodes/s", p.nodes(), percent, rate);
   }
   if (p.total_nodes() != 0) {
     return fmt::format("{} of {} nodes ({}%), {} nodes/s", p.nodes(), p.total_nodes(), percent,

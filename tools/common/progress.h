@@ -21,8 +21,9 @@ namespace irt::tools {
 int64_t ProgressDelayMs();
 
 /// The line's text after "name: ", for `p` after `seconds`: "1234 of 5678
-/// nodes (21%), 4.2M nodes/s" (a total of nodes), "1234 nodes (21% of the
-/// file), ..." (a total of bytes) or "1234 nodes, ..." (no total).
+/// nodes (21%), 4.2M nodes/s" (a total of nodes), "1234 nodes (21%), ..."
+/// (a total of bytes: the part of the file read) or "1234 nodes, ..." (no
+/// total).
 std::string FormatProgress(const Progress& p, double seconds);
 
 class TerminalProgress : public Progress {

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
                  "10^6 for --speedscope)")
       ->type_name("N")
       ->check(irt::tools::Count());
+  cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (!jsonl && !speedscope && !chrome && !python && !c) {
       return irt::UsageError(
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
                   : python     ? irt::ExportFormat::kPython
                                : irt::ExportFormat::kC;
     opts.exporter = "irt-export " IRT_VERSION;
+    opts.progress = cli.progress();
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/false));
     IRT_RETURN_IF_ERROR(irt::ExportTrace(input, opts, *out));

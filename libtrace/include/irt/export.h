@@ -11,6 +11,7 @@
 #include <string>
 
 #include "irt/output.h"
+#include "irt/progress.h"
 #include "irt/status.h"
 
 namespace irt {
@@ -38,6 +39,10 @@ struct ExportOptions {
   uint32_t max_depth = 0;
   /// Written as the file's "exporter" (speedscope) or in "otherData".
   std::string exporter;
+  /// If given, counts the chunks of each pass as they are read
+  /// (ChunkStream::Open); the formats that read the trace twice count it
+  /// twice.
+  Progress* progress = nullptr;
 };
 
 /// Writes the trace at `path` ("-": standard input) to `out` in

@@ -140,7 +140,7 @@ void AppendJsonLine(std::string& out, const RawNode& node, const Place& place,
 }
 
 Status ExportJsonl(const std::string& path, const ExportOptions& opts, Output& out) {
-  IRT_ASSIGN_OR_RETURN(ChunkStream stream, ChunkStream::Open(path));
+  IRT_ASSIGN_OR_RETURN(ChunkStream stream, ChunkStream::Open(path, opts.progress));
   JsonValueOptions vo;
   vo.max_elements = opts.max_elements;
   std::string buf;
@@ -216,8 +216,11 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
   uint64_t deepest = 0, total = 0;
   NodeId deepest_marker = kNoNode;
   std::string root_name;
+  // The second pass's stream is opened with the first, so that a progress
+  // count has both passes in its total from the start.
+  IRT_ASSIGN_OR_RETURN(ChunkStream second, input.Open(opts.progress));
   {
-    IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
+    IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open(opts.progress));
     IRT_RETURN_IF_ERROR(Walk(stream,
                              [&](const RawNode& node, const Place& place, std::vector<ExportFrame>&,
                                  uint32_t&) -> Status {
@@ -241,7 +244,7 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
     }
   }
   // Pass 2: the spans, in execution order.
-  IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
+  ChunkStream stream = std::move(second);
   std::string buf;
   bool first = true;
   if (speedscope) {

@@ -1084,26 +1084,26 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
   return Status::Ok();
 }
 
-Status ExportCode(const std::string& path, const CodeLang& lang, Output& out) {
+Status ExportCode(const std::string& path, const CodeLang& lang, Progress* progress, Output& out) {
   TwoPassInput input;
   IRT_RETURN_IF_ERROR(input.Prepare(path));
   CodeFacts facts;
-  {
-    IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
-    IRT_RETURN_IF_ERROR(Generate(stream, lang, nullptr, &facts));
-  }
-  IRT_ASSIGN_OR_RETURN(ChunkStream stream, input.Open());
-  return Generate(stream, lang, &out, &facts);
+  // Both streams are opened first, so that a progress count has both passes
+  // in its total from the start.
+  IRT_ASSIGN_OR_RETURN(ChunkStream first, input.Open(progress));
+  IRT_ASSIGN_OR_RETURN(ChunkStream second, input.Open(progress));
+  IRT_RETURN_IF_ERROR(Generate(first, lang, nullptr, &facts));
+  return Generate(second, lang, &out, &facts);
 }
 
 }  // namespace
 
-Status ExportPython(const std::string& path, const ExportOptions&, Output& out) {
-  return ExportCode(path, PythonLang(), out);
+Status ExportPython(const std::string& path, const ExportOptions& opts, Output& out) {
+  return ExportCode(path, PythonLang(), opts.progress, out);
 }
 
-Status ExportC(const std::string& path, const ExportOptions&, Output& out) {
-  return ExportCode(path, CLang(), out);
+Status ExportC(const std::string& path, const ExportOptions& opts, Output& out) {
+  return ExportCode(path, CLang(), opts.progress, out);
 }
 
 }  // namespace irt::internal

@@ -153,9 +153,9 @@ class TwoPassInput {
     path_ = "/proc/self/fd/" + std::to_string(spool_);
     return Status::Ok();
   }
-  Result<ChunkStream> Open() const {
-    if (!stdin_) return ChunkStream::Open(path_);
-    return ChunkStream::OpenAs(path_, name_);
+  Result<ChunkStream> Open(Progress* progress) const {
+    if (!stdin_) return ChunkStream::Open(path_, progress);
+    return ChunkStream::OpenAs(path_, name_, progress);
   }
 
  private:
