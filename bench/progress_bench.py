@@ -13,9 +13,9 @@ of them alike):
   base  (with --base-bin) the same commands with the tools of another build,
         say one from before the progress line, stderr a pipe
 
-for irt-trace, irt-check, irt-slice -b @ -t, irt-diff and irt-grad. Prints one
-figure per line, "<tool> <figure> <value> <unit>", with the ratio on/off
-(and off/base).
+for irt-trace, irt-check, irt-slice -b @ -t, irt-diff, irt-grad and
+irt-export --speedscope. Prints one figure per line, "<tool> <figure>
+<value> <unit>", with the ratio on/off (and off/base).
 
 Usage: bench/progress_bench.py [--bin build-release/bin] [--base-bin DIR] [--runs 5] [--quick]
                                [--only irt-slice,irt-diff]
@@ -108,6 +108,7 @@ def main():
         ("irt-slice", ["-b", "@", "-t", "-o", str(work / "slice.fb"), str(w1)]),
         ("irt-diff", ["--stat", str(w1), str(w1)]),
         ("irt-grad", [str(w1)]),
+        ("irt-export", ["--speedscope", "-o", str(work / "profile.json"), str(w1)]),
     ]
     for tool, tool_args in cases:
         if args.only and tool not in args.only.split(","):
