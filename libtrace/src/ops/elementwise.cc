@@ -1,7 +1,7 @@
 // Elementwise operations on tensors: floating-point tensors through Eigen
-// expressions and the binary64/binary32 arithmetic of scalar_ops.h, with
-// NumPy broadcasting; integer and Bool tensors, comparisons and ifelse
-// element by element through the operation's scalar evaluation
+// expressions (the exact ones) and the binary64/binary32 arithmetic of
+// scalar_ops.h, with NumPy broadcasting; integer and Bool tensors,
+// comparisons and ifelse element by element through the operation's scalar evaluation
 // (scalar.cc), so that a tensor and its elements agree.
 #include <optional>
 
@@ -11,6 +11,11 @@ namespace irt::ops {
 
 namespace {
 
+// Negation, absolute value, square root and the constants are exact in
+// Eigen's vectorized form; every other function goes element by element
+// through the scalar evaluation (the C library's function), not Eigen's
+// own vectorized exp, log, sin, cos and tanh, so that a tensor's elements
+// equal the scalar operation on its elements bit for bit.
 template <typename T>
 void Unary(SOp op, const T* x, T* out, int64_t n) {
   Eigen::Map<const ArrayX<T>> a(x, n);
@@ -19,26 +24,8 @@ void Unary(SOp op, const T* x, T* out, int64_t n) {
     case SOp::kNeg:
       o = -a;
       break;
-    case SOp::kSin:
-      o = a.sin();
-      break;
-    case SOp::kCos:
-      o = a.cos();
-      break;
-    case SOp::kTan:
-      o = a.tan();
-      break;
-    case SOp::kExp:
-      o = a.exp();
-      break;
-    case SOp::kLog:
-      o = a.log();
-      break;
     case SOp::kSqrt:
       o = a.sqrt();
-      break;
-    case SOp::kTanh:
-      o = a.tanh();
       break;
     case SOp::kAbs:
       o = a.abs();
@@ -53,7 +40,7 @@ void Unary(SOp op, const T* x, T* out, int64_t n) {
       o = a;
       break;
     default:
-      o = a.unaryExpr([op](T v) { return internal::Apply1(op, v); });
+      for (int64_t i = 0; i < n; ++i) out[i] = internal::Apply1(op, x[i]);
       break;
   }
 }
