@@ -11,8 +11,10 @@
 // bounded by the call depth: one small frame per open call.
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -338,6 +340,466 @@ def mod(a, b):
 
 def fld(a, b):
     return _idiv(a, b, "fld")
+
+
+# Tensors: NumPy arrays of float64, float32, int64 or bool, row-major, of
+# the recorded shape (a 0-dimensional array for a tensor of no dimensions);
+# a number is never an array. Elementwise operations apply the scalar
+# functions above to each element, so that every element is computed by
+# the C library function libtrace calls. Sums reproduce the order in which
+# libtrace's kernels (Eigen, vectorized for SSE2: packets of 2 doubles or
+# 4 floats) add.
+_DTYPES = {"f8": np.float64, "f4": np.float32, "i8": np.int64, "i4": np.int32, "b1": np.bool_}
+
+
+def tensor(dtype, shape, data):
+    """A tensor of `dtype` ("f8", "f4", "i8", "b1") from its elements in row-major order."""
+    return np.array(data, dtype=np.float64 if dtype == "f4" else _DTYPES[dtype]).astype(
+        _DTYPES[dtype]).reshape(shape)
+
+
+def _ist(x):
+    return isinstance(x, np.ndarray)
+
+
+def _items(a):
+    """The elements of a flat array as the scalars of the prelude."""
+    if a.dtype == np.float32:
+        return list(a)
+    if a.dtype == np.int32:
+        return [int(v) for v in a.tolist()]
+    return a.tolist()
+
+
+def _store(dtype, v):
+    if dtype == np.float64:
+        return float(v)
+    if dtype == np.float32:
+        return np.float32(float(v)) if type(v) is not np.float32 else v
+    if dtype == np.bool_:
+        return float(v) != 0
+    return int(v)
+
+
+_FLOAT_KERNEL = {"neg", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs_", "sign", "zero",
+                 "one", "identity", "atan", "log1p", "expm1", "lgamma", "sinh", "cosh", "asin",
+                 "acos", "asinh", "acosh", "atanh", "log2", "log10", "exp2", "cbrt", "erf", "erfc",
+                 "add", "sub", "mul", "div", "pow_", "min_", "max_", "atan2", "fld", "mod", "rem",
+                 "hypot"}
+
+
+def ew(dtype, f, *args):
+    """The elementwise operation f (a scalar function of the prelude) on
+    tensors and numbers, with NumPy broadcasting, giving a tensor of
+    `dtype`. Floating-point tensors with numbers: the numbers take the
+    tensors' type first (Float32 unless a tensor is Float64), as
+    libtrace's floating-point kernels do; otherwise each element goes
+    through f as a number of its own type."""
+    ts = [a for a in args if _ist(a)]
+    shape = np.broadcast_shapes(*[t.shape for t in ts])
+    n = int(np.prod(shape, dtype=np.int64))
+    if f.__name__ in _FLOAT_KERNEL and len(args) <= 2 and all(
+            t.dtype.kind == "f" for t in ts):
+        dt = np.float64 if any(t.dtype == np.float64 for t in ts) else np.float32
+        conv = float if dt is np.float64 else (lambda v: np.float32(float(v)))
+        args = [a.astype(dt) if _ist(a) else conv(a) for a in args]
+    cols = [_items(np.broadcast_to(a, shape).ravel()) if _ist(a) else None for a in args]
+    out = np.empty(n, dtype=_DTYPES[dtype])
+    xs = list(args)
+    for k in range(n):
+        for j, c in enumerate(cols):
+            if c is not None:
+                xs[j] = c[k]
+        out[k] = _store(out.dtype, f(*xs))
+    return out.reshape(shape)
+
+
+def _packets(x, start, p):
+    """Eigen's vectorized sum of x[start:] (whole packets of p from start)
+    as one packet: two accumulators, then a last single packet."""
+    size = len(x) - start
+    end2 = start + size // (2 * p) * (2 * p)
+    end = start + size // p * p
+    acc0 = x[start:start + p].copy()
+    if end - start > p:
+        acc1 = x[start + p:start + 2 * p].copy()
+        for i in range(start + 2 * p, end2, 2 * p):
+            acc0 = acc0 + x[i:i + p]
+            acc1 = acc1 + x[i + p:i + 2 * p]
+        acc0 = acc0 + acc1
+        if end > end2:
+            acc0 = acc0 + x[end2:end2 + p]
+    return acc0, end
+
+
+def _predux(acc):
+    if len(acc) == 2:
+        return acc[0] + acc[1]
+    return (acc[0] + acc[2]) + (acc[1] + acc[3])
+
+
+def _aligned_start(offset, n, p):
+    """The first element at a 16-byte boundary, for elements from
+    `offset` elements past an aligned address."""
+    return min((p - offset % p) % p, n)
+
+
+def _sum(x, offset=0):
+    """Eigen's sum of the float elements of the flat array x (a view from
+    `offset` elements past an aligned address), in its order."""
+    n = len(x)
+    if n == 0:
+        return x.dtype.type(0)
+    p = 2 if x.dtype == np.float64 else 4
+    start = _aligned_start(offset, n, p)
+    if (n - start) // p == 0:
+        r = x[0]
+        for i in range(1, n):
+            r = r + x[i]
+        return r
+    acc, end = _packets(x, start, p)
+    r = _predux(acc)
+    for i in range(0, start):
+        r = r + x[i]
+    for i in range(end, n):
+        r = r + x[i]
+    return r
+
+
+def _colsum(block, out, offset):
+    """out[j] = sum of column j of the row-major matrix block, as Eigen's
+    colwise().sum() assigned to out (which starts `offset` elements past an
+    aligned address): whole packets of columns add the rows pairwise in
+    fours, the other columns row after row."""
+    rows, cols = block.shape
+    p = 2 if block.dtype == np.float64 else 4
+    start = _aligned_start(offset, cols, p)
+    end = start + (cols - start) // p * p
+    for j in range(cols):
+        x = block[:, j]
+        if rows == 0:
+            out[j] = 0
+            continue
+        r = x[0]
+        if start <= j < end:
+            size4 = (rows - 1) & ~3
+            i = 1
+            while i < size4:
+                r = r + ((x[i] + x[i + 1]) + (x[i + 2] + x[i + 3]))
+                i += 4
+        else:
+            i = 1
+        while i < rows:
+            r = r + x[i]
+            i += 1
+        out[j] = r
+
+
+def _reduce(x, dim, kind):
+    """sum, mean, maximum, minimum of a tensor, or along dimension dim (1-based)."""
+    if not _ist(x):
+        if dim is not None:
+            raise ValueError("ArgumentError: %s: a scalar has no dimensions" % kind)
+        return x
+    dims = x.shape
+    d = None if dim is None else int(dim) - 1
+    n = x.size
+    length = n if d is None else dims[d]
+    extreme = kind in ("maximum", "minimum")
+    if extreme and length == 0:
+        raise ValueError("ArgumentError: %s: reducing over an empty collection" % kind)
+    flat = x.ravel()
+    if not extreme and x.dtype.kind == "f":
+        f32 = x.dtype == np.float32
+        if d is None:
+            s = _sum(flat)
+            if kind == "mean":
+                s = s / x.dtype.type(n)
+            return np.float32(s) if f32 else float(s)
+        outer = int(np.prod(dims[:d], dtype=np.int64))
+        inner = int(np.prod(dims[d + 1:], dtype=np.int64))
+        shape = list(dims)
+        shape[d] = 1
+        out = np.empty(outer * inner, dtype=x.dtype)
+        for o in range(outer):
+            row = np.empty(inner, dtype=x.dtype)
+            _colsum(flat[o * length * inner:(o + 1) * length * inner].reshape(length, inner),
+                    row, o * inner)
+            out[o * inner:(o + 1) * inner] = row
+        if kind == "mean":
+            out = out / x.dtype.type(length)
+        return out.reshape(shape)
+    outer = 1 if d is None else int(np.prod(dims[:d], dtype=np.int64))
+    inner = 1 if d is None else int(np.prod(dims[d + 1:], dtype=np.int64))
+    out_dt = x.dtype if extreme else (np.float64 if kind == "mean" else np.int64)
+    res = np.empty(outer * inner, dtype=out_dt)
+    items = _items(flat)
+    for o in range(outer):
+        for i in range(inner):
+            base = o * length * inner + i
+            col = [items[base + k * inner] for k in range(length)]
+            if extreme:
+                r = col[0]
+                for v in col[1:]:
+                    r = (max_ if kind == "maximum" else min_)(r, v)
+            else:
+                r = 0
+                for v in col:
+                    r = _wrap(r + int(v))
+                if kind == "mean":
+                    r = float(r) / float(length)
+            res[o * inner + i] = r
+    if d is None:
+        v = res[0]
+        return np.float32(v) if out_dt == np.float32 else _items(res[:1])[0]
+    shape = list(dims)
+    shape[d] = 1
+    return res.reshape(shape)
+
+
+def sum_(x, dim=None):
+    return _reduce(x, dim, "sum")
+
+
+def mean(x, dim=None):
+    return _reduce(x, dim, "mean")
+
+
+def maximum(x, dim=None):
+    return _reduce(x, dim, "maximum")
+
+
+def minimum(x, dim=None):
+    return _reduce(x, dim, "minimum")
+
+
+def _floats(a, b):
+    """Both operands as arrays of one float type: Float32 when both are."""
+    dt = np.float32 if a.dtype == np.float32 and b.dtype == np.float32 else np.float64
+    return a.astype(dt), b.astype(dt)
+
+
+def matmul(a, b):
+    """A matrix product; a vector is a column. Each element is the sum over
+    k of a[i, k] * b[k, j], added in order of k (the order of Eigen's
+    coefficient-based product; see the manual for when libtrace's kernel
+    adds otherwise)."""
+    x, y = _floats(a, b)
+    m, k = (x.shape[0], x.shape[1]) if x.ndim == 2 else (x.shape[0], 1)
+    k2, n = (y.shape[0], y.shape[1]) if y.ndim == 2 else (y.shape[0], 1)
+    if k != k2:
+        raise ValueError("DimensionMismatch: matmul: inner dimensions %d and %d differ" % (k, k2))
+    x, y = x.reshape(m, k), y.reshape(k, n)
+    out = np.zeros((m, n), dtype=x.dtype)
+    for i in range(m):
+        for j in range(n):
+            if k > 0:
+                r = x[i, 0] * y[0, j]
+                for q in range(1, k):
+                    r = r + x[i, q] * y[q, j]
+                out[i, j] = r
+    return out if b.ndim == 2 else out.reshape(m)
+
+
+def dot(a, b):
+    """The sum of the products, in the order of Eigen's vectorized sum."""
+    x, y = _floats(a, b)
+    s = _sum(x * y)
+    return np.float32(s) if x.dtype == np.float32 else float(s)
+
+
+def transpose(x):
+    if not _ist(x):
+        return x
+    if x.ndim == 1:
+        return x.reshape(1, -1)
+    return np.ascontiguousarray(x.T)
+
+
+def _index(v):
+    return int(v)
+
+
+def reshape(x, *dims):
+    if len(dims) == 1 and isinstance(dims[0], tuple):
+        dims = dims[0]
+    if not _ist(x):
+        return x
+    return x.reshape([_index(d) for d in dims])
+
+
+def getindex(x, *idx):
+    """Element i... (1-based; one index is row-major linear); item i of a tuple."""
+    if isinstance(x, tuple):
+        return x[_index(idx[0]) - 1]
+    k = _offset(x.shape, idx)
+    if k < 0 or k >= x.size:
+        raise IndexError("BoundsError: getindex: index out of bounds")
+    return _items(x.ravel()[k:k + 1])[0]
+
+
+def _offset(shape, idx):
+    if len(idx) == 1:
+        return _index(idx[0]) - 1
+    off = 0
+    for d, i in zip(shape, idx):
+        off = off * d + _index(i) - 1
+    return off
+
+
+def addindex(x, v, *idx):
+    t = x.copy()
+    flat = t.reshape(-1)
+    k = _offset(x.shape, idx)
+    if t.dtype == np.float64:
+        flat[k] = flat[k] + float(v)
+    else:
+        flat[k] = flat[k] + np.float32(float(v))
+    return t
+
+
+def getitem(x, *idx):
+    """Python's x[i, ...], 0-based; a sub-tensor when fewer indices than dimensions."""
+    if isinstance(x, tuple):
+        return x[_index(idx[0])]
+    sub = x[tuple(_index(i) for i in idx)]
+    if len(idx) == x.ndim:
+        return _items(np.asarray(sub).reshape(1))[0]
+    return np.array(sub)
+
+
+def additem(x, v, *idx):
+    t = x.copy()
+    key = tuple(_index(i) for i in idx)
+    if _ist(v):
+        t[key] = t[key] + v.astype(t.dtype)
+    else:
+        t[key] = t[key] + t.dtype.type(float(v))
+    return t
+
+
+def sum_to(x, like):
+    """x summed over the dimensions broadcasting stretched, to like's shape."""
+    if not _ist(like):
+        f32 = type(like) is np.float32
+        if not _ist(x):
+            return np.float32(float(x)) if f32 else x
+        s = _sum(x.ravel())
+        return np.float32(s) if f32 or (type(like) is not float and x.dtype == np.float32) \
+            else float(s)
+    if x.shape == like.shape:
+        return x
+    xs, ts = x.shape, like.shape
+    lead = len(xs) - len(ts)
+    m = like.size
+    flat = x.ravel()
+    if xs[lead:] == ts:
+        out = np.empty(m, dtype=x.dtype)
+        if x.size:
+            _colsum(flat.reshape(-1, m), out, 0)
+        else:
+            out[:] = 0
+        return out.reshape(ts)
+    out = np.zeros(m, dtype=x.dtype)
+    full = (1,) * lead + ts
+    strides = []
+    s = 1
+    for d in reversed(full):
+        strides.append(0 if d == 1 else s)
+        s *= d
+    strides.reverse()
+    inner = xs[-1] if xs else 1
+    rows = x.size // inner if inner else 0
+    for r in range(rows):
+        # the odometer over all dimensions but the last
+        rem, ot = r, 0
+        for d in range(len(xs) - 2, -1, -1):
+            ot += (rem % xs[d]) * strides[d]
+            rem //= xs[d]
+        ox = r * inner
+        if strides[-1] == 0:
+            out[ot] = out[ot] + _sum(flat[ox:ox + inner], ox)
+        else:
+            out[ot:ot + inner] = out[ot:ot + inner] + flat[ox:ox + inner]
+    return out.reshape(ts)
+
+
+def broadcast_to(x, like):
+    if not _ist(like):
+        return x
+    if _ist(x) and x.shape == like.shape:
+        return x
+    dt = x.dtype.type if _ist(x) else (np.float32 if type(x) is np.float32 else np.float64)
+    return np.broadcast_to(np.asarray(x, dtype=dt) + dt(0), like.shape).copy()
+
+
+def _dims(dims):
+    if len(dims) == 1 and isinstance(dims[0], tuple):
+        dims = dims[0]
+    return [_index(d) for d in dims]
+
+
+def fill(v, *dims):
+    r = _rank(v)
+    dt = [np.bool_, np.int64, np.float32, np.float64][r]
+    return np.full(_dims(dims), v, dtype=dt)
+
+
+def zeros(*dims):
+    return np.zeros(_dims(dims))
+
+
+def ones(*dims):
+    return np.ones(_dims(dims))
+
+
+def size(x, d=None):
+    shape = x.shape if _ist(x) else ()
+    if d is None:
+        return tuple(int(s) for s in shape)
+    k = _index(d)
+    return int(shape[k - 1]) if k <= len(shape) else 1
+
+
+def length(x):
+    if isinstance(x, tuple):
+        return len(x)
+    return int(x.size) if _ist(x) else 1
+
+
+def tuple_(*items):
+    return tuple(items)
+
+
+def _range(d, first, last, step, shape):
+    d, first, last, step = _index(d) - 1, _index(first), _index(last), _index(step)
+    idx = [slice(None)] * len(shape)
+    if (last < first) if step > 0 else (last > first):
+        idx[d] = slice(0, 0)
+    else:
+        stop = last - 1 + (1 if step > 0 else -1)
+        idx[d] = slice(first - 1, None if stop < 0 else stop, step)
+    return tuple(idx)
+
+
+def slice_(x, d, first, last, step=1):
+    return np.array(x[_range(d, first, last, step, x.shape)])
+
+
+def unslice(t, x, d, first, last, step=1):
+    out = np.zeros(x.shape, dtype=t.dtype)
+    key = _range(d, first, last, step, x.shape)
+    out[key] = out[key] + t
+    return out
+
+
+def cat(d, *xs):
+    f64 = any(x.dtype == np.float64 for x in xs)
+    f32 = any(x.dtype == np.float32 for x in xs)
+    ints = any(x.dtype.kind == "i" for x in xs)
+    dt = np.float64 if f64 or (f32 and ints) else np.float32 if f32 else \
+        np.int64 if ints else np.bool_
+    return np.concatenate([x.astype(dt) for x in xs], axis=_index(d) - 1)
 )PY";
 
 constexpr std::string_view kCPrelude = R"C(#include <math.h>
@@ -516,6 +978,34 @@ std::string_view Helper(std::string_view op, uint32_t arity) {
   return {};
 }
 
+// The helper of the prelude for a standard operation on tensors (also
+// called with numbers, which it treats as libtrace does), or empty.
+std::string_view TensorHelper(std::string_view op, uint32_t arity) {
+  struct Row {
+    std::string_view op;
+    uint32_t min, max;
+    std::string_view helper;
+  };
+  static constexpr Row kRows[] = {
+      {"matmul", 2, 2, "matmul"},       {"dot", 2, 2, "dot"},
+      {"transpose", 1, 1, "transpose"}, {"sum", 1, 2, "sum_"},
+      {"mean", 1, 2, "mean"},           {"maximum", 1, 2, "maximum"},
+      {"minimum", 1, 2, "minimum"},     {"reshape", 2, 99, "reshape"},
+      {"getindex", 2, 99, "getindex"},  {"getitem", 2, 99, "getitem"},
+      {"addindex", 3, 99, "addindex"},  {"additem", 3, 99, "additem"},
+      {"sum_to", 2, 2, "sum_to"},       {"broadcast_to", 2, 2, "broadcast_to"},
+      {"fill", 1, 99, "fill"},          {"zeros", 0, 99, "zeros"},
+      {"ones", 0, 99, "ones"},          {"cat", 3, 99, "cat"},
+      {"slice", 4, 5, "slice_"},        {"unslice", 5, 6, "unslice"},
+      {"size", 1, 2, "size"},           {"length", 1, 1, "length"},
+      {"tuple", 0, 99, "tuple_"},
+  };
+  for (const Row& r : kRows) {
+    if (r.op == op && arity >= r.min && arity <= r.max) return r.helper;
+  }
+  return {};
+}
+
 bool IsIdentifier(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   for (char ch : s) {
@@ -524,6 +1014,80 @@ bool IsIdentifier(std::string_view s) {
     if (!ok) return false;
   }
   return true;
+}
+
+// The prelude's code of a tensor's element type: "f8", "f4", "i8", "i4", "b1".
+std::string_view DTypeCode(DType t) {
+  switch (t) {
+    case DType::kF64:
+      return "f8";
+    case DType::kF32:
+      return "f4";
+    case DType::kI64:
+      return "i8";
+    case DType::kI32:
+      return "i4";
+    case DType::kBool:
+      return "b1";
+  }
+  return "f8";
+}
+
+// Element i of an integer or Bool tensor, exactly.
+int64_t TensorInt(const Tensor& t, int64_t i) {
+  size_t size = DTypeSize(t.dtype);
+  size_t off = static_cast<size_t>(i) * size;
+  if (off + size > t.data.size()) return 0;
+  if (t.dtype == DType::kI64) {
+    int64_t v;
+    std::memcpy(&v, t.data.data() + off, 8);
+    return v;
+  }
+  if (t.dtype == DType::kI32) {
+    int32_t v;
+    std::memcpy(&v, t.data.data() + off, 4);
+    return v;
+  }
+  return t.data[off] != 0 ? 1 : 0;
+}
+
+// A tensor as the prelude's tensor("f8", (3, 4), [...]): its elements in
+// row-major order, floats as the shortest decimal that reads back to them
+// (a Float32 element as the double that equals it), NaN and infinities by
+// their bits.
+void AppendPyTensor(std::string& out, const Tensor& t) {
+  out += "tensor(\"";
+  out += DTypeCode(t.dtype);
+  out += "\", (";
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    out += std::to_string(t.shape[d]);
+    out += t.shape.size() == 1 ? ",)" : d + 1 < t.shape.size() ? ", " : ")";
+  }
+  if (t.shape.empty()) out += ")";
+  out += ", [";
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) out += ", ";
+    switch (t.dtype) {
+      case DType::kF64:
+      case DType::kF32: {
+        double d = t.at(i);
+        if (std::isfinite(d)) {
+          out += FormatDouble(d);
+        } else {
+          out += fmt::format("f64(0x{:016x})", std::bit_cast<uint64_t>(d));
+        }
+        break;
+      }
+      case DType::kBool:
+        out += TensorInt(t, i) != 0 ? "True" : "False";
+        break;
+      default:
+        out += fmt::format("{}", TensorInt(t, i));
+        break;
+    }
+  }
+  out += "])";
 }
 
 // A value as a Python expression that evaluates to it bit for bit; false
@@ -583,6 +1147,9 @@ bool AppendPyValue(std::string& out, const Value& v) {
       }
       case VKind::kFunction:
         out += "Fn(" + JsonQuote(x.str()) + ")";
+        break;
+      case VKind::kTensor:
+        AppendPyTensor(out, x.tensor());
         break;
       default:
         return false;
@@ -784,10 +1351,17 @@ class PythonLang : public CodeLang {
   std::string Comment(const std::string& text) const override { return "    # " + text + "\n"; }
   std::string Op(std::string_view op, const std::vector<std::string>& args,
                  const Value& result) const override {
-    if (result.kind() == VKind::kTensor || result.kind() == VKind::kTuple) return {};
+    std::string e;
     std::string_view h = Helper(op, static_cast<uint32_t>(args.size()));
-    if (h.empty()) return {};
-    std::string e = std::string(h) + "(";
+    if (!h.empty() && result.kind() == VKind::kTensor) {
+      // Elementwise on tensors: the scalar helper on each element.
+      e = "ew(\"" + std::string(DTypeCode(result.tensor().dtype)) + "\", " + std::string(h);
+      for (const std::string& a : args) e += ", " + a;
+      return e + ")";
+    }
+    if (h.empty()) h = TensorHelper(op, static_cast<uint32_t>(args.size()));
+    if (h.empty() || (result.kind() == VKind::kTuple && op != "size" && op != "tuple")) return {};
+    e = std::string(h) + "(";
     for (size_t j = 0; j < args.size(); ++j) e += (j ? ", " : "") + args[j];
     return e + ")";
   }
