@@ -49,6 +49,23 @@ T Take(irt::Result<T> r) {
 // ---------------------------------------------------------------------------
 // Python values -> irt::Value
 
+// NumPy's format string of a tensor element type.
+const char* NumpyFormat(irt::DType t) {
+  switch (t) {
+    case irt::DType::kF64:
+      return "f8";
+    case irt::DType::kF32:
+      return "f4";
+    case irt::DType::kI64:
+      return "i8";
+    case irt::DType::kI32:
+      return "i4";
+    case irt::DType::kBool:
+      return "?";
+  }
+  return "f8";
+}
+
 std::optional<irt::DType> DTypeOf(const py::dtype& dt) {
   char kind = dt.kind();
   auto size = dt.itemsize();
@@ -183,24 +200,7 @@ py::object FromValue(const irt::Value& v) {
     }
     case irt::VKind::kTensor: {
       const irt::Tensor& t = v.tensor();
-      const char* fmt = "f8";
-      switch (t.dtype) {
-        case irt::DType::kF64:
-          fmt = "f8";
-          break;
-        case irt::DType::kF32:
-          fmt = "f4";
-          break;
-        case irt::DType::kI64:
-          fmt = "i8";
-          break;
-        case irt::DType::kI32:
-          fmt = "i4";
-          break;
-        case irt::DType::kBool:
-          fmt = "?";
-          break;
-      }
+      const char* fmt = NumpyFormat(t.dtype);
       py::array a(py::dtype(fmt), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
       if (!t.data.empty()) std::memcpy(a.mutable_data(), t.data.data(), t.data.size());
       return a;
@@ -357,24 +357,7 @@ struct TraceHandle {
 // A tensor value as a read-only NumPy array over the trace's own bytes (the
 // mapped file): no copy. The array keeps the trace open.
 py::object TensorArray(const std::shared_ptr<TraceHandle>& h, const irt::TensorView& t) {
-  const char* fmt = "f8";
-  switch (t.dtype) {
-    case irt::DType::kF64:
-      fmt = "f8";
-      break;
-    case irt::DType::kF32:
-      fmt = "f4";
-      break;
-    case irt::DType::kI64:
-      fmt = "i8";
-      break;
-    case irt::DType::kI32:
-      fmt = "i4";
-      break;
-    case irt::DType::kBool:
-      fmt = "?";
-      break;
-  }
+  const char* fmt = NumpyFormat(t.dtype);
   py::capsule owner(new std::shared_ptr<TraceHandle>(h),
                     [](void* p) { delete static_cast<std::shared_ptr<TraceHandle>*>(p); });
   static const uint8_t kEmpty[8] = {};

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "irt/value.h"
 
@@ -55,6 +56,15 @@ struct JsonValueOptions {
 void AppendJsonValue(std::string& out, const Value& v, const JsonValueOptions& opts = {});
 /// AppendJsonValue into a new string.
 std::string JsonValue(const Value& v, const JsonValueOptions& opts = {});
+
+struct MetaEntry;
+/// A node's value as the fields of its JSON object, `,"value":V,"type":"T"`
+/// (irt-print --json and irt-export --jsonl write nodes alike).
+void AppendJsonValueFields(std::string& out, const Value& v, const JsonValueOptions& opts = {});
+/// A node's metadata as the field `,"meta":{"key":V,...}`; nothing when it
+/// has none.
+void AppendJsonMetaField(std::string& out, const std::vector<MetaEntry>& meta,
+                         const JsonValueOptions& opts = {});
 
 }  // namespace irt
 

@@ -118,24 +118,8 @@ void AppendJsonLine(std::string& out, const RawNode& node, const Place& place,
     out += ",\"taken_when\":";
     out += (node.flags() & 2) != 0 ? "true" : "false";
   }
-  if (node.vkind() != VKind::kNone) {
-    Value v = node.value();
-    out += ",\"value\":";
-    AppendJsonValue(out, v, vo);
-    out += ",\"type\":";
-    AppendJsonString(out, TypeName(v));
-  }
-  auto meta = node.meta();
-  if (!meta.empty()) {
-    out += ",\"meta\":{";
-    for (size_t i = 0; i < meta.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(out, meta[i].key);
-      out += ':';
-      AppendJsonValue(out, meta[i].value, vo);
-    }
-    out += '}';
-  }
+  if (node.vkind() != VKind::kNone) AppendJsonValueFields(out, node.value(), vo);
+  AppendJsonMetaField(out, node.meta(), vo);
   out += "}\n";
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "irt/trace.h"
 #include "model/utf8.h"
 
 namespace irt {
@@ -218,6 +219,26 @@ std::string JsonValue(const Value& v, const JsonValueOptions& opts) {
   std::string out;
   AppendJsonValue(out, v, opts);
   return out;
+}
+
+void AppendJsonValueFields(std::string& out, const Value& v, const JsonValueOptions& opts) {
+  out += ",\"value\":";
+  AppendJsonValue(out, v, opts);
+  out += ",\"type\":";
+  AppendJsonString(out, TypeName(v));
+}
+
+void AppendJsonMetaField(std::string& out, const std::vector<MetaEntry>& meta,
+                         const JsonValueOptions& opts) {
+  if (meta.empty()) return;
+  out += ",\"meta\":{";
+  for (size_t i = 0; i < meta.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, meta[i].key);
+    out += ':';
+    AppendJsonValue(out, meta[i].value, opts);
+  }
+  out += '}';
 }
 
 }  // namespace irt

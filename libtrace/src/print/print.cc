@@ -181,23 +181,8 @@ Status JsonNode(std::string& out, const Trace& trace, const CallBody* body, cons
   } else if (has_value) {
     val = v.value();
   }
-  if (has_value) {
-    out += ",\"value\":";
-    AppendJsonValue(out, val);
-    out += ",\"type\":";
-    AppendJsonString(out, TypeName(val));
-  }
-  auto meta = v.meta();
-  if (!meta.empty()) {
-    out += ",\"meta\":{";
-    for (size_t i = 0; i < meta.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(out, meta[i].key);
-      out += ':';
-      AppendJsonValue(out, meta[i].value);
-    }
-    out += '}';
-  }
+  if (has_value) AppendJsonValueFields(out, val);
+  AppendJsonMetaField(out, v.meta());
   return Status::Ok();
 }
 
