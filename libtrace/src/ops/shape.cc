@@ -208,6 +208,21 @@ Result<Value> Size(std::string_view name, OpArgs args) {
   return Value::I64(static_cast<uint64_t>(k) <= shape.size() ? shape[k - 1] : 1);
 }
 
+// The 0-based position of index `v` into dimension d (0-based) of size n:
+// 1-based (1..n), or Python's (0..n-1, negative from the end).
+Status IndexInDim(std::string_view name, const Value& v, size_t d, int64_t n, bool python,
+                  int64_t* out) {
+  int64_t i;
+  if (!ToIndex(v, &i)) return Bad(name, "an index must be an integer, not " + TypeName(v));
+  bool ok = python ? i >= -n && i < n : i >= 1 && i <= n;
+  if (!ok) {
+    return BoundsError(name, "index " + std::to_string(i) + " out of bounds for dimension " +
+                                 std::to_string(d + 1) + " of size " + std::to_string(n));
+  }
+  *out = python ? (i < 0 ? i + n : i) : i - 1;
+  return Status::Ok();
+}
+
 // Offset of element (i...) (1-based) in a tensor; one index is a linear
 // index in row-major order (the storage order, the order reshape keeps).
 Result<int64_t> Offset(std::string_view name, const std::vector<int64_t>& shape, OpArgs idx) {
@@ -229,13 +244,8 @@ Result<int64_t> Offset(std::string_view name, const std::vector<int64_t>& shape,
   int64_t off = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t i;
-    if (!ToIndex(idx[d], &i))
-      return Bad(name, "an index must be an integer, not " + TypeName(idx[d]));
-    if (i < 1 || i > shape[d]) {
-      return BoundsError(name, "index " + std::to_string(i) + " out of bounds for dimension " +
-                                   std::to_string(d + 1) + " of size " + std::to_string(shape[d]));
-    }
-    off = off * shape[d] + (i - 1);
+    IRT_RETURN_IF_ERROR(IndexInDim(name, idx[d], d, shape[d], /*python=*/false, &i));
+    off = off * shape[d] + i;
   }
   return off;
 }
@@ -286,13 +296,8 @@ Status ItemRange(std::string_view name, const std::vector<int64_t>& shape, OpArg
   int64_t off = 0;
   for (size_t d = 0; d < idx.size(); ++d) {
     int64_t i;
-    if (!ToIndex(idx[d], &i))
-      return Bad(name, "an index must be an integer, not " + TypeName(idx[d]));
-    if (i < -shape[d] || i >= shape[d]) {
-      return BoundsError(name, "index " + std::to_string(i) + " out of bounds for dimension " +
-                                   std::to_string(d + 1) + " of size " + std::to_string(shape[d]));
-    }
-    off = off * shape[d] + (i < 0 ? i + shape[d] : i);
+    IRT_RETURN_IF_ERROR(IndexInDim(name, idx[d], d, shape[d], /*python=*/true, &i));
+    off = off * shape[d] + i;
   }
   int64_t inner = 1;
   for (size_t d = idx.size(); d < shape.size(); ++d) inner *= shape[d];
