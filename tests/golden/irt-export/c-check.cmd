@@ -4,7 +4,7 @@
 # --jsonl's): programs, a slice, the backward passes of irt-grad --emit-trace.
 check() {  # check TRACE [REFERENCE ARGS...]: the code of TRACE against REFERENCE
   irt-export --c -o code.c "$1" && irt-export --jsonl -o ref.jsonl "${2:-$1}" &&
-    /usr/bin/python3 "$IRT_SOURCE/tests/export/check_c.py" code.c ref.jsonl "${@:3}"
+    /usr/bin/python3 "$IRT_SOURCE/tests/export/check_c.py" $TOL code.c ref.jsonl "${@:3}"
 }
 irt-trace -o h.fb testdata/ir/h.ir h 2.4 4 && check h.fb
 irt-trace -o p.fb testdata/ir/prims.ir prims 0.5 3 --seed 1 && check p.fb
@@ -29,5 +29,28 @@ irt-replay --set @2=-0.5 lr.fb > lr2.fb && check lr.fb lr2.fb -0.5 3
 irt-replay --set @2=0.3 gh.fb > gh3.fb && check gh.fb gh3.fb 0.3 4
 irt-replay --set @3=5 h.fb 2>&1; echo "status $?"
 check h.fb h.fb 2.4 5 2>&1 | tail -1
+# Tensors: a small perceptron (matrix times vector, broadcasting, tanh, a
+# transpose, reductions, indexing), its backward pass (which returns a
+# tuple), a slice; the tensor operations, with sums whose order of additions
+# (Eigen's, vectorized) shows, for two sets of arguments.
+W="[0.5 -0.25 0.75 0.125; -1.0 0.3 0.2 0.9; 0.1 0.7 -0.6 0.4]"
+irt-trace -o m.fb testdata/ir/mlp.ir mlp "$W" "[0.1, -0.2, 0.3]" "[1.5, -0.5, 0.25, 2.0]" && check m.fb
+irt-grad --emit-trace m.fb > gm.fb && check gm.fb
+irt-slice --backward @17 m.fb > sm.fb && check sm.fb
+for step in 1.7 1.3; do
+  mapfile -t A < <(/usr/bin/python3 "$IRT_SOURCE/tests/export/tensor_args.py" --step $step 7x5 5 9x6f32)
+  irt-trace -o t.fb testdata/ir/tensorops.ir tops "${A[@]}" && check t.fb
+done
+# At another input vector, what irt-replay computes (tensor arguments in
+# irt-trace's notation):
+irt-replay --set @4="[0.5, 1.0, -2.0, 0.25]" m.fb > m2.fb &&
+  check m.fb m2.fb "$W" "[0.1, -0.2, 0.3]" "[0.5, 1.0, -2.0, 0.25]"
+irt-replay --set @4="[0.5, 1.0, -2.0, 0.25]" gm.fb > gm2.fb &&
+  check gm.fb gm2.fb "$W" "[0.1, -0.2, 0.3]" "[0.5, 1.0, -2.0, 0.25]"
+# Matrix products of matrices: libtrace's kernel adds in an order of its own
+# choosing (see irt-export(1)), so these compare within 64 machine epsilons.
+mapfile -t A < <(/usr/bin/python3 "$IRT_SOURCE/tests/export/tensor_args.py" 12x8 8x6)
+printf 'function mm\n1: (%%1, %%2, %%3)\n  %%4 = Main.matmul(%%2, %%3)\n  %%5 = Main.tanh(%%4)\n  return %%5\nend\n' > mm.ir
+irt-trace -o mm.fb mm.ir mm "${A[@]}" && TOL="--tolerance 64" check mm.fb
 # A check that finds a difference says so.
 check h.fb h.fb 2.5 4; echo "status $?"
