@@ -7,8 +7,11 @@
 // Float64, Int64 that wraps, IEEE results where Python would raise) and
 // takes every floating-point function from the C library, the one
 // libtrace's kernels call, so that the code reproduces the recorded values
-// bit for bit. Variables are named by global node number (n7), so memory is
-// bounded by the call depth: one small frame per open call.
+// bit for bit; tensors are computed as libtrace's kernels compute them, in
+// NumPy (Python) or in loops (C), summing in the same order. Variables are
+// named by global node number (n7), so memory is bounded by the call depth:
+// one small frame per open call (and, for C, one elementwise kernel per
+// distinct operation and result type).
 #include <fmt/format.h>
 
 #include <bit>
