@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "irt/output.h"
 #include "irt/progress.h"
@@ -28,6 +29,12 @@ inline constexpr uint32_t kExportPathDepth = 32;
 inline constexpr uint32_t kChromeTraceMaxDepth = 512;
 /// The deepest call --speedscope writes unless told otherwise.
 inline constexpr uint32_t kSpeedscopeMaxDepth = 1'000'000;
+
+/// The metadata key of a recorded time: when every call's marker and closer
+/// carries a number under it (nanoseconds on one monotonic clock, never
+/// decreasing in execution order), --speedscope and --chrome-trace make
+/// each span as wide as its recorded time instead of its node count.
+inline constexpr std::string_view kExportTimeKey = "time_ns";
 
 struct ExportOptions {
   ExportFormat format = ExportFormat::kJsonl;

@@ -7,7 +7,9 @@
 #include "irt/export.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -188,6 +190,18 @@ void AppendSpanArgs(std::string& out, const Place& place, NodeId marker) {
   out += '}';
 }
 
+// The recorded time of a call's marker or closer: its metadata time_ns, a
+// number (nanoseconds on one monotonic clock), if it has one.
+std::optional<double> TimeOf(const RawNode& node) {
+  for (const MetaEntry& m : node.meta()) {
+    if (m.key == kExportTimeKey && m.value.is_scalar() && m.value.kind() != VKind::kBool) {
+      double t = m.value.to_double();
+      if (std::isfinite(t)) return t;
+    }
+  }
+  return std::nullopt;
+}
+
 Status ExportProfile(const std::string& path, const ExportOptions& opts, Output& out) {
   const bool speedscope = opts.format == ExportFormat::kSpeedscope;
   const uint64_t limit = opts.max_depth != 0
@@ -198,6 +212,11 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
   // Pass 1: the depth, the call sites and the root; nothing is written.
   Sites sites;
   uint64_t deepest = 0, total = 0;
+  // Spans are as wide as their recorded times when every call's marker and
+  // closer has one and they never decrease in execution order; else as
+  // wide as their nodes.
+  bool timed = true;
+  double t_first = 0, t_last = 0;
   NodeId deepest_marker = kNoNode;
   std::string root_name;
   // The second pass's stream is opened with the first, so that a progress
@@ -209,7 +228,17 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
                              [&](const RawNode& node, const Place& place, std::vector<ExportFrame>&,
                                  uint32_t&) -> Status {
                                ++total;
-                               if (node.kind() != NodeKind::kCall) return Status::Ok();
+                               bool call = node.kind() == NodeKind::kCall;
+                               if (timed && (call || internal::IsCloser(node.kind()))) {
+                                 std::optional<double> t = TimeOf(node);
+                                 if (!t || (total > 1 && *t < t_last)) {
+                                   timed = false;
+                                 } else {
+                                   if (total == 1) t_first = *t;
+                                   t_last = *t;
+                                 }
+                               }
+                               if (!call) return Status::Ok();
                                if (place.depth + 1 > deepest) {
                                  deepest = place.depth + 1;
                                  deepest_marker = node.id();
@@ -229,6 +258,19 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
   }
   // Pass 2: the spans, in execution order.
   ChunkStream stream = std::move(second);
+  // Where an event stands: its recorded time from the root call's start
+  // (nanoseconds), or its node's number.
+  auto at = [&](const RawNode& node, uint64_t count) {
+    return timed ? *TimeOf(node) - t_first : static_cast<double>(count);
+  };
+  // A position or length: node counts as integers, times as floats.
+  auto append_number = [&](std::string& b, double v) {
+    if (timed) {
+      AppendJsonDouble(b, v);
+    } else {
+      AppendU(b, static_cast<uint64_t>(v));
+    }
+  };
   std::string buf;
   bool first = true;
   if (speedscope) {
@@ -252,13 +294,15 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
     }
     buf += "]},\"profiles\":[{\"type\":\"evented\",\"name\":";
     AppendJsonString(buf, root_name);
-    buf += ",\"unit\":\"none\",\"startValue\":0,\"endValue\":";
-    AppendU(buf, total);
+    buf += timed ? ",\"unit\":\"nanoseconds\"" : ",\"unit\":\"none\"";
+    buf += ",\"startValue\":0,\"endValue\":";
+    append_number(buf, timed ? t_last - t_first : static_cast<double>(total));
     buf += ",\"events\":[";
   } else {
     buf += "{\"otherData\":{\"exporter\":";
     AppendJsonString(buf, opts.exporter);
-    buf += ",\"unit\":\"one microsecond per node\"},\"traceEvents\":[";
+    buf += timed ? ",\"unit\":\"microseconds, as recorded\"},\"traceEvents\":["
+                 : ",\"unit\":\"one microsecond per node\"},\"traceEvents\":[";
     buf += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":";
     AppendJsonString(buf, opts.exporter);
     buf += "}},{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":";
@@ -267,6 +311,7 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
     first = false;
   }
   std::vector<std::string> open_args;  // chrome: each open call's "args" member
+  std::vector<double> open_start;      // chrome: each open call's start
   Status s = Walk(stream,
                   [&](const RawNode& node, const Place& place, std::vector<ExportFrame>& frames,
                       uint32_t& tag) -> Status {
@@ -276,10 +321,11 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
                         buf += first ? "{\"type\":\"O\",\"frame\":" : ",{\"type\":\"O\",\"frame\":";
                         AppendU(buf, site);
                         buf += ",\"at\":";
-                        AppendU(buf, node.id());
+                        append_number(buf, at(node, node.id()));
                         buf += '}';
                         first = false;
                       } else {
+                        open_start.push_back(at(node, node.id()));
                         std::string a;
                         AppendSpanArgs(a, place, node.id());
                         open_args.push_back(std::move(a));
@@ -291,15 +337,18 @@ Status ExportProfile(const std::string& path, const ExportOptions& opts, Output&
                         buf += ",{\"type\":\"C\",\"frame\":";
                         AppendU(buf, f.site);
                         buf += ",\"at\":";
-                        AppendU(buf, node.id() + 1);
+                        append_number(buf, at(node, node.id() + 1));
                         buf += '}';
                       } else {
+                        double start = open_start.back(), end = at(node, node.id() + 1);
+                        open_start.pop_back();
+                        double scale = timed ? 1e-3 : 1.0;  // ns to the format's microseconds
                         buf += ",{\"name\":";
                         AppendJsonString(buf, sites.all()[f.site].name);
                         buf += ",\"cat\":\"call\",\"ph\":\"X\",\"ts\":";
-                        AppendU(buf, f.marker);
+                        append_number(buf, start * scale);
                         buf += ",\"dur\":";
-                        AppendU(buf, node.id() + 1 - f.marker);
+                        append_number(buf, (end - start) * scale);
                         buf += ",\"pid\":1,\"tid\":1,";
                         buf += open_args.back();
                         buf += '}';
