@@ -27,8 +27,11 @@ inline constexpr uint32_t kExportPathDepth = 32;
 /// The deepest call Perfetto's trace processor keeps: its SliceTracker
 /// drops slices nested deeper than 512 (kMaxDepth).
 inline constexpr uint32_t kChromeTraceMaxDepth = 512;
-/// The deepest call --speedscope writes unless told otherwise.
-inline constexpr uint32_t kSpeedscopeMaxDepth = 1'000'000;
+/// The deepest call --speedscope writes unless told otherwise. speedscope
+/// imports a file with recursive functions: version 1.25.0 in Chromium 156
+/// loaded 3001-deep calls in 5 of 5 tries, 4001-deep in 2 of 3, and failed
+/// with "Maximum call stack size exceeded" from 5001 levels on.
+inline constexpr uint32_t kSpeedscopeMaxDepth = 2500;
 
 /// The metadata key of a recorded time: when every call's marker and closer
 /// carries a number under it (nanoseconds on one monotonic clock, never

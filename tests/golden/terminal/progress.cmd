@@ -12,7 +12,7 @@ $T irt-slice -b @ -t -o slice.fb deep.fb
 $T irt-diff --stat deep.fb deep2.fb
 $T irt-replay --set @2=3.0 -o replay.fb h.fb
 $T irt-grad h.fb
-$T irt-export --speedscope -o profile.json deep.fb
+$T irt-export --speedscope --max-depth 30000 -o profile.json deep.fb
 # A message erases the line first, so that it starts a line of its own.
 $T irt-slice -v -b @19 -o slice.fb h.fb
 # Text written to the same terminal stops the line (the summary comes after it).
