@@ -90,22 +90,30 @@ bool IsIdentifier(std::string_view s) {
   return true;
 }
 
-// The prelude's code of a tensor's element type: "f8", "f4", "i8", "i4", "b1".
-std::string_view DTypeCode(DType t) {
-  switch (t) {
-    case DType::kF64:
-      return "f8";
-    case DType::kF32:
-      return "f4";
-    case DType::kI64:
-      return "i8";
-    case DType::kI32:
-      return "i4";
-    case DType::kBool:
-      return "b1";
+namespace {
+
+// A tensor element type's names in the two preludes: Python's code ("f8")
+// and C's constant ("IRT_F8"), one row per DType.
+struct DTypeNames {
+  DType dtype;
+  std::string_view py, c;
+};
+constexpr DTypeNames kDTypeNames[] = {{DType::kF64, "f8", "IRT_F8"},
+                                      {DType::kF32, "f4", "IRT_F4"},
+                                      {DType::kI64, "i8", "IRT_I8"},
+                                      {DType::kI32, "i4", "IRT_I4"},
+                                      {DType::kBool, "b1", "IRT_B1"}};
+
+const DTypeNames& NamesOf(DType t) {
+  for (const DTypeNames& n : kDTypeNames) {
+    if (n.dtype == t) return n;
   }
-  return "f8";
+  return kDTypeNames[0];
 }
+
+}  // namespace
+
+std::string_view DTypeCode(DType t) { return NamesOf(t).py; }
 
 // Element i of an integer or Bool tensor, exactly.
 static int64_t TensorInt(const Tensor& t, int64_t i) {
@@ -262,22 +270,7 @@ static bool AppendCNumber(std::string& out, const Value& v) {
   }
 }
 
-// The prelude's constant of a tensor's element type.
-std::string_view CDType(DType t) {
-  switch (t) {
-    case DType::kF64:
-      return "IRT_F8";
-    case DType::kF32:
-      return "IRT_F4";
-    case DType::kI64:
-      return "IRT_I8";
-    case DType::kI32:
-      return "IRT_I4";
-    case DType::kBool:
-      return "IRT_B1";
-  }
-  return "IRT_F8";
-}
+std::string_view CDType(DType t) { return NamesOf(t).c; }
 
 // A tensor as irt_tensor(IRT_F8, 2, (const int64_t[]){3, 4}, (const
 // double[]){...}): its elements in row-major order, floats as hexadecimal
