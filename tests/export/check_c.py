@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from check_python import tuple_types  # the same type names, parsed once
+
 TOLERANCE = None
 EPS = {"Float64": 2.0 ** -52, "Float32": 2.0 ** -23}
 
@@ -70,20 +72,6 @@ def same_number(text, value, typ):
     if typ == "Bool":
         return int((text == "1") == value)
     return 0
-
-
-def tuple_types(typ):
-    """The item types of "Tuple{A, B{C, D}}"."""
-    inner, items, depth, start = typ[len("Tuple{"):-1], [], 0, 0
-    for i, ch in enumerate(inner):
-        depth += ch == "{"
-        depth -= ch == "}"
-        if ch == "," and depth == 0:
-            items.append(inner[start:i].strip())
-            start = i + 1
-    if inner.strip():
-        items.append(inner[start:].strip())
-    return items
 
 
 def compare(tokens, value, typ):
