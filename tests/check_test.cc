@@ -32,7 +32,7 @@ TEST(CheckTest, SummaryOfAValidTrace) {
   std::string path = WriteTrace("f.fb", WriteSeedF, opts);
   auto sum = CheckTrace(path);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
-  EXPECT_EQ(sum->format_major, 1u);
+  EXPECT_EQ(sum->format_major, kFormatMajor);
   EXPECT_EQ(sum->producer_name, "check-test");
   EXPECT_EQ(sum->producer_version, "0.1");
   EXPECT_EQ(sum->nodes, 6u);

@@ -61,6 +61,7 @@ COMMANDS = [
     ("grad-fwd", "irt-grad", ["--mode", "forward", "--tangent", "@2=1", "{in}"]),
     ("replay", "irt-replay", ["--set", "@2=2.5", "-o", "{out}", "{in}"]),
     ("diff", "irt-diff", ["{b}", "{in}"]),
+    ("convert", "irt-convert", ["--format", "1", "-o", "{out}", "{in}"]),
 ]
 
 # The largest exit status that reports an error; irt-replay exits with 3

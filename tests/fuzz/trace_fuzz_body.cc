@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "irt/check.h"
+#include "irt/convert.h"
 #include "irt/diff.h"
 #include "irt/dot.h"
 #include "irt/export.h"
@@ -122,6 +123,21 @@ void CheckMapped(const uint8_t* data, size_t size) {
     eo.format = f;
     eo.max_elements = 64;
     (void)ExportTrace(path, eo, **out);
+  }
+  // irt-convert into both formats; what it writes of a valid trace is one.
+  for (uint16_t major : {uint16_t{1}, uint16_t{2}}) {
+    ConvertOptions co;
+    co.format_major = major;
+    std::unique_ptr<Output> mem = Output::Memory();
+    if (ConvertTrace(path, *mem, co).ok() && mem->Commit().ok() && CheckTrace(path).ok()) {
+      const std::string& bytes = mem->memory();
+      Result<Trace> again = Trace::FromBytes(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                             bytes.size(), "converted");
+      if (!again.ok()) __builtin_trap();
+      for (uint32_t i = 0; i < again->chunks().size(); ++i) {
+        if (!again->VerifyChunk(i).ok()) __builtin_trap();
+      }
+    }
   }
 }
 

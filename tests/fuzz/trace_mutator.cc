@@ -61,6 +61,7 @@ enum class Site : uint8_t {
   kMetaNode,
   kMetaKey,
   kStringByte,
+  kPackedByte,  // a byte of a format-2 chunk's packed node column
 };
 
 struct SiteRef {
@@ -100,6 +101,9 @@ struct ChunkModel {
   std::vector<std::vector<fb::Value>> tuples;
   std::vector<fb::Meta> meta, trace_meta;
   std::vector<std::pair<uint32_t, std::string>> functions;
+  uint32_t node_count = 0;  // format 2: the packed node column
+  Bytes packed;
+  bool has_packed = false;
 };
 
 bool IsZstd(std::span<const uint8_t> b) {
@@ -385,6 +389,7 @@ class Mutator {
         {fb::Chunk::VT_BASE_DEPTH, 4, Site::kBaseDepth},
         {fb::Chunk::VT_LAST, 1, Site::kLast},
         {fb::Chunk::VT_TOTAL_NODES, 8, Site::kTotalNodes},
+        {fb::Chunk::VT_NODE_COUNT, 4, Site::kTotalNodes},
     };
     for (const Field& fd : kFields) {
       if (const uint8_t* a = FieldAddress(c, fd.vt)) s->push_back({off(a), fd.width, fd.site});
@@ -401,6 +406,13 @@ class Mutator {
     AddVector(p, c->meta(), s);
     AddVector(p, c->functions(), s);
     AddVector(p, c->trace_meta(), s);
+    AddVector(p, c->packed(), s);
+    if (c->packed() && c->packed()->size() > 0) {
+      // A few bytes of the packed column: headers, deltas and values alike.
+      for (int k = 0; k < 16; ++k) {
+        s->push_back({off(c->packed()->data()) + Below(c->packed()->size()), 1, Site::kPackedByte});
+      }
+    }
     if (c->classes()) {
       facts->classes = c->classes()->size();
       for (const fb::NodeClass* k : *c->classes()) {
@@ -612,6 +624,18 @@ class Mutator {
         static const uint8_t kBytes[] = {0, '\n', '\r', 0x1B, 0x7F, 0x80, 0xC3, 0xFF, '"', '\\'};
         return kBytes[Below(std::size(kBytes))];
       }
+      case Site::kPackedByte:
+        // Another class or mode, a continuation byte, a small delta.
+        switch (Below(4)) {
+          case 0:
+            return (old & ~uint64_t{3}) | Below(4);
+          case 1:
+            return old ^ 0x80;
+          case 2:
+            return Below(8);
+          default:
+            return rng_() & 0xFF;
+        }
       default:
         return Interesting64();
     }
@@ -718,6 +742,11 @@ class Mutator {
     m.last = c->last();
     m.total_nodes = c->total_nodes();
     Structs(c->nodes(), &m.nodes);
+    m.node_count = c->node_count();
+    if (c->packed()) {
+      m.has_packed = true;
+      m.packed.assign(c->packed()->begin(), c->packed()->end());
+    }
     if (c->refs()) m.refs.assign(c->refs()->begin(), c->refs()->end());
     Structs(c->classes(), &m.classes);
     if (c->operands()) m.operands.assign(c->operands()->begin(), c->operands()->end());
@@ -784,6 +813,14 @@ class Mutator {
     for (const auto& [name, ir] : m.functions) {
       functions.push_back(fb::CreateFunctionIR(fbb, name, fbb.CreateString(ir)));
     }
+    // A format-2 chunk keeps its packed column and has no format-1 ones
+    // (unless a mutation made them up).
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> v_packed;
+    if (m.has_packed) {
+      fbb.ForceVectorAlignment(m.packed.size(), 1, 8);
+      v_packed = fbb.CreateVector(m.packed);
+    }
+    const bool v1_columns = !m.has_packed || !m.nodes.empty() || !m.refs.empty();
     auto v_nodes = fbb.CreateVectorOfStructs(m.nodes);
     auto v_refs = fbb.CreateVector(m.refs);
     auto v_classes = fbb.CreateVectorOfStructs(m.classes);
@@ -802,8 +839,12 @@ class Mutator {
     cb.add_index(m.index);
     cb.add_base(m.base);
     cb.add_base_depth(m.base_depth);
-    cb.add_nodes(v_nodes);
-    cb.add_refs(v_refs);
+    if (v1_columns) {
+      cb.add_nodes(v_nodes);
+      cb.add_refs(v_refs);
+    }
+    if (m.has_packed) cb.add_packed(v_packed);
+    if (m.node_count != 0) cb.add_node_count(m.node_count);
     cb.add_classes(v_classes);
     cb.add_operands(v_operands);
     cb.add_literals(v_literals);

@@ -340,9 +340,9 @@ std::vector<Variant> Variants() {
        flip([](Encoded& e) { e.chunks.pop_back(); })},
       {"trailing-bytes", "eight zero bytes after the final chunk",
        flip([](Encoded& e) { e.chunks.push_back(Bytes(8, 0)); })},
-      {"newer-major", "format version 2.0 (a newer major version) in every chunk",
+      {"newer-major", "format version 3.0 (a newer major version) in every chunk",
        edit([](auto& t) {
-         for (ChunkModel& c : t) c.format_major = 2;
+         for (ChunkModel& c : t) c.format_major = 3;
        })},
       {"newer-minor", "format version 1.7 with a field this reader does not know (id 40)",
        edit([](auto& t) {

@@ -23,9 +23,13 @@ namespace internal {
 struct ChunkColumns;  // libtrace's column reader (opaque outside libtrace)
 }  // namespace internal
 
-/// The format version this library writes and reads.
-inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 1;
+/// The newest format version this library reads and the one it writes by
+/// default. It reads formats 1.0 and 1.1 as well, and writes 1.1 on request
+/// (WriterOptions::format_major, irt-convert).
+inline constexpr uint16_t kFormatMajor = 2;
+inline constexpr uint16_t kFormatMinor = 0;
+/// The last minor version of format 1.
+inline constexpr uint16_t kFormat1Minor = 1;
 inline constexpr char kFileIdentifier[] = "IRTC";
 /// Largest chunk a reader accepts (and a writer produces).
 inline constexpr uint64_t kMaxChunkBytes = (1ull << 31) - 64;
@@ -224,6 +228,9 @@ class ChunkStream {
   const std::string& name() const;
   /// Info about the chunk returned last.
   const ChunkInfo& info() const;
+  /// The bytes of the chunk returned last, its size prefix included (valid
+  /// until the next call).
+  std::span<const uint8_t> chunk_bytes() const;
   uint64_t bytes_read() const;
 
  private:

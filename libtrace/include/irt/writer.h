@@ -57,6 +57,9 @@ struct WriterOptions {
   /// If given (it must outlive the writer), counts the nodes and bytes of
   /// each chunk written.
   Progress* progress = nullptr;
+  /// The format written: 2 (packed nodes, the default) or 1 (format 1.1,
+  /// for readers older than format 2).
+  uint16_t format_major = kFormatMajor;
 };
 
 class TraceWriter {

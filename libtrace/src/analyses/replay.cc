@@ -49,7 +49,7 @@ struct Replay::Impl {
   ReplayResult result;
   bool has_output = false;
   uint64_t out_chunks = 0;  // chunks of the new trace
-  std::map<uint32_t, std::vector<uint8_t>> rebuilt;
+  std::map<uint32_t, internal::Rebuilt> rebuilt;
 };
 
 Replay::Replay() : impl_(new Impl) {}
@@ -169,7 +169,7 @@ Status Replay::Write(Output& out) const {
   for (uint32_t i = 0; i < m.out_chunks && !out.failed(); ++i) {
     auto it = m.rebuilt.find(i);
     if (it != m.rebuilt.end()) {
-      out.Write(it->second.data(), it->second.size());
+      out.Write(it->second.bytes.data(), it->second.bytes.size());
     } else {
       // A copied chunk is checked like any chunk read (cached when visited).
       IRT_RETURN_IF_ERROR(m.trace->VerifyChunk(i));
@@ -189,7 +189,7 @@ Result<std::vector<uint8_t>> Replay::Bytes() const {
   for (uint32_t i = 0; i < m.out_chunks; ++i) {
     auto it = m.rebuilt.find(i);
     if (it != m.rebuilt.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
+      out.insert(out.end(), it->second.bytes.begin(), it->second.bytes.end());
     } else {
       IRT_RETURN_IF_ERROR(m.trace->VerifyChunk(i));
       std::span<const uint8_t> b = m.trace->chunk_bytes(i);

@@ -99,7 +99,7 @@ struct WalkFrame {
 class Walker {
  public:
   Walker(const Trace& t, const PrimitiveTable& table, bool prefix, ReplayResult* r,
-         std::map<uint32_t, std::vector<uint8_t>>* rebuilt)
+         std::map<uint32_t, internal::Rebuilt>* rebuilt)
       : t_(t), table_(table), prefix_(prefix), r_(r), rebuilt_(rebuilt), flows_(t) {}
 
   // Re-evaluates from the first change (sorted `changes`). `open` lists the
@@ -165,7 +165,7 @@ class Walker {
   const PrimitiveTable& table_;
   bool prefix_;
   ReplayResult* r_;
-  std::map<uint32_t, std::vector<uint8_t>>* rebuilt_;
+  std::map<uint32_t, internal::Rebuilt>* rebuilt_;
   NodeId start_ = 0;
   internal::BitSet bits_;  // changed nodes, from start_
   Cur cur_;
@@ -227,7 +227,8 @@ Status Walker::Finalize(uint32_t keep) {
   }
   if (cur_.edit.rebuild()) {
     IRT_ASSIGN_OR_RETURN((*rebuilt_)[cur_.index],
-                         internal::RebuildChunk(cur_.columns->chunk, cur_.edit));
+                         internal::RebuildChunk(cur_.columns->chunk, cur_.columns->node_span(),
+                                                cur_.columns->ref_span(), cur_.edit));
   }
   cur_.edit = ChunkEdit();
   return Status::Ok();
@@ -239,12 +240,13 @@ Status Walker::FinishLate() {
   for (auto& [ci, e] : late_) {
     if (ci >= out_chunks_ || !e.rebuild()) continue;
     auto rb = rebuilt_->find(ci);
-    std::vector<uint8_t> bytes;
+    internal::Rebuilt bytes;
     if (rb != rebuilt_->end()) {
-      IRT_ASSIGN_OR_RETURN(bytes, internal::RebuildChunk(internal::RebuiltChunk(rb->second), e));
+      IRT_ASSIGN_OR_RETURN(bytes, internal::RebuildChunk(rb->second, e));
     } else {
       IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
-      IRT_ASSIGN_OR_RETURN(bytes, internal::RebuildChunk(c->chunk, e));
+      IRT_ASSIGN_OR_RETURN(bytes,
+                           internal::RebuildChunk(c->chunk, c->node_span(), c->ref_span(), e));
     }
     (*rebuilt_)[ci] = std::move(bytes);
   }
@@ -628,7 +630,7 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
 Status RunReplayWalk(const Trace& trace, const PrimitiveTable& table, bool prefix,
                      const std::vector<std::pair<NodeId, Value>>& changes,
                      const std::vector<NodeId>* open, ReplayResult* result,
-                     std::map<uint32_t, std::vector<uint8_t>>* rebuilt, uint64_t* out_chunks) {
+                     std::map<uint32_t, internal::Rebuilt>* rebuilt, uint64_t* out_chunks) {
   Walker w(trace, table, prefix, result, rebuilt);
   IRT_RETURN_IF_ERROR(w.Run(changes, open));
   *out_chunks = w.out_chunks();

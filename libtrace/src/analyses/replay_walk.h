@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/chunk_rebuild.h"
 #include "irt/eval.h"
 #include "irt/replay.h"
 #include "irt/status.h"
@@ -32,7 +33,7 @@ namespace irt::internal {
 Status RunReplayWalk(const Trace& trace, const PrimitiveTable& table, bool prefix,
                      const std::vector<std::pair<NodeId, Value>>& changes,
                      const std::vector<NodeId>* open, ReplayResult* result,
-                     std::map<uint32_t, std::vector<uint8_t>>* rebuilt, uint64_t* out_chunks);
+                     std::map<uint32_t, internal::Rebuilt>* rebuilt, uint64_t* out_chunks);
 
 }  // namespace irt::internal
 

@@ -1,11 +1,14 @@
 #include "io/chunk.h"
 
 #include <flatbuffers/flatbuffers.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "io/control_flow.h"
+#include "io/packed.h"
 #include "irt/value.h"
 
 namespace irt::internal {
@@ -95,10 +98,11 @@ constexpr int kMaxKind = static_cast<int>(fb::Kind::MAX);
 // Appended to "unknown ..." when the chunk's minor version is newer than the
 // reader's: a newer minor may append enum values (schema/README.md §2).
 std::string NewerMinor(const fb::Chunk* c) {
-  if (c->format_minor() <= kFormatMinor) return "";
+  const uint16_t known = c->format_major() == 1 ? kFormat1Minor : kFormatMinor;
+  if (c->format_minor() <= known) return "";
   return " (the file is format " + std::to_string(c->format_major()) + "." +
          std::to_string(c->format_minor()) + ", newer than this reader's " +
-         std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
+         std::to_string(c->format_major()) + "." + std::to_string(known) +
          "; a newer irtrace is needed)";
 }
 
@@ -173,7 +177,11 @@ Status ReadChunkHeader(const uint8_t* buf, size_t len, size_t avail, ChunkHeader
   h.last = last != 0;
   h.fields_read = true;
   *out = h;  // all but num_nodes, which may lie further on
-  if (!t.VectorLength(6, sizeof(fb::Node), &h.num_nodes)) {
+  uint32_t packed_count = 0;
+  bool counted = h.format_major >= 2 ? t.Scalar(19, &packed_count)
+                                     : t.VectorLength(6, sizeof(fb::Node), &h.num_nodes);
+  if (h.format_major >= 2) h.num_nodes = packed_count;
+  if (!counted) {
     *need = t.need();
     if (*need != 0) return Status::Ok();
     return DataError("chunk header fields out of bounds");
@@ -376,12 +384,68 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
       default:
         break;
     }
-    uint32_t refs = 0;
-    for (uint32_t j = 0; j < k->n_operands(); ++j) {
-      if (c->operands()->Get(k->first_operand() + j) == 0) ++refs;
+    const uint32_t slots = ClassSlots(*k, c->operands() ? c->operands()->data() : nullptr);
+    if (slots > 0xFFFF) return DataError(where + ": more than 65535 references");
+    facts->class_refs.push_back(static_cast<uint16_t>(slots));
+  }
+  // The node column: in place (format 1) or packed (format 2).
+  facts->packed = c->format_major() >= 2;
+  facts->decoded_nodes = nullptr;
+  facts->decoded_refs = nullptr;
+  facts->decoded_count = 0;
+  facts->decoded_n_refs = 0;
+  if (facts->packed) {
+    if (c->nodes() != nullptr || c->refs() != nullptr) {
+      return DataError("a format-2 chunk with format-1 node or reference columns");
     }
-    if (k->kind() == fb::Kind::Return || k->kind() == fb::Kind::Error) ++refs;
-    facts->class_refs.push_back(static_cast<uint16_t>(refs));
+    PackTables t;
+    if (c->classes()) {
+      t.classes = {reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()),
+                   c->classes()->size()};
+    }
+    t.slots = facts->class_refs;
+    if (c->operands()) t.operands = {c->operands()->data(), c->operands()->size()};
+    if (c->literals()) {
+      t.literals = {reinterpret_cast<const fb::Value*>(c->literals()->Data()),
+                    c->literals()->size()};
+    }
+    std::span<const uint8_t> packed;
+    if (c->packed()) packed = {c->packed()->data(), c->packed()->size()};
+    const uint32_t count = c->node_count();
+    // Bounded before anything is allocated (UnpackNodes checks it again).
+    if (count > packed.size() || count > kMaxPackedNodes) {
+      return DataError("packed column: " + std::to_string(count) + " nodes in " +
+                       std::to_string(packed.size()) + " bytes (at most one node per byte, " +
+                       std::to_string(kMaxPackedNodes) + " per chunk)");
+    }
+    NodeRec* nodes;
+    if (facts->arena != nullptr) {
+      nodes = static_cast<NodeRec*>(facts->arena->Allocate(sizeof(NodeRec) * count));
+    } else {
+      facts->node_buffer.resize(count);
+      nodes = facts->node_buffer.data();
+    }
+    thread_local std::vector<uint32_t> scratch;
+    std::vector<uint32_t>& refs = facts->arena != nullptr ? scratch : facts->ref_buffer;
+    uint32_t failed = ~0u;
+    uint64_t n_refs = 0;
+    Status s = UnpackNodes(t, packed, count, nodes, &refs, &n_refs, &failed);
+    if (!s.ok()) {
+      if (failed != ~0u) facts->failed_node = c->base() + failed;
+      return s;
+    }
+    const uint32_t* ref_col = refs.data();
+    if (facts->arena != nullptr) {
+      auto* kept = static_cast<uint32_t*>(facts->arena->Allocate(sizeof(uint32_t) * n_refs));
+      if (n_refs != 0) memcpy(kept, refs.data(), sizeof(uint32_t) * n_refs);
+      ref_col = kept;
+    }
+    facts->decoded_nodes = nodes;
+    facts->decoded_count = count;
+    facts->decoded_refs = ref_col;
+    facts->decoded_n_refs = n_refs;
+  } else if (c->packed() != nullptr || c->node_count() != 0) {
+    return DataError("a format-1 chunk with a packed node column (format 2)");
   }
   // Tensors.
   std::vector<uint64_t> tensor_numel(size(c->tensors()));
@@ -456,7 +520,7 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     decoded[i] = total;
   }
   // Metadata.
-  uint64_t n_nodes = size(c->nodes());
+  uint64_t n_nodes = NodesOf(c, *facts).count;
   for (uint64_t i = 0; i < size(c->meta()); ++i) {
     const fb::Meta* m = c->meta()->Get(i);
     std::string where = "metadata " + std::to_string(i);
@@ -564,8 +628,54 @@ enum class Why {
 
 }  // namespace
 
+DecodeArena::~DecodeArena() {
+  for (const Block& b : blocks_) munmap(b.base, b.size);
+}
+
+void* DecodeArena::Allocate(size_t bytes) {
+  bytes = (bytes + 15) & ~size_t{15};
+  if (blocks_.empty() || blocks_.back().size - blocks_.back().used < bytes) {
+    // Blocks that double from 2 MiB up to 64 MiB (or the request), in whole
+    // 2 MiB pages.
+    constexpr size_t kHuge = size_t{2} << 20;
+    size_t want = blocks_.empty() ? kHuge : std::min(blocks_.back().size * 2, size_t{64} << 20);
+    size_t size = std::max(want, (bytes + kHuge - 1) / kHuge * kHuge);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    madvise(p, size, MADV_HUGEPAGE);  // advice only: fine if refused
+#endif
+    blocks_.push_back({static_cast<uint8_t*>(p), size, 0});
+  }
+  Block& b = blocks_.back();
+  void* out = b.base + b.used;
+  b.used += bytes;
+  return out;
+}
+
+NodeColumn NodesOf(const fb::Chunk* c, const ChunkFacts& facts) {
+  NodeColumn col;
+  if (facts.packed) {
+    col.nodes = facts.decoded_nodes;
+    col.count = facts.decoded_count;
+    col.refs = facts.decoded_refs;
+    col.n_refs = facts.decoded_n_refs;
+  } else {
+    if (c->nodes()) {
+      col.nodes = reinterpret_cast<const NodeRec*>(c->nodes()->Data());
+      col.count = c->nodes()->size();
+    }
+    if (c->refs()) {
+      col.refs = c->refs()->data();
+      col.n_refs = c->refs()->size();
+    }
+  }
+  return col;
+}
+
 Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
-  const uint32_t n = c->nodes() ? c->nodes()->size() : 0;
+  const NodeColumn col = NodesOf(c, *facts);
+  const uint32_t n = col.count;
   const NodeId base = c->base();
   if (base == 0 && c->base_depth() != 0) {
     return DataError("starts at call depth " + std::to_string(c->base_depth()) +
@@ -600,13 +710,13 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     return Status::Ok();
   }
   // Raw columns: CheckNode has bounded every index before they are read.
-  const auto* nodes = reinterpret_cast<const fb::Node*>(c->nodes()->Data());
+  const NodeRec* nodes = col.nodes;
   const auto* classes =
       c->classes() ? reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()) : nullptr;
-  const uint32_t* refs = c->refs() ? c->refs()->data() : nullptr;
+  const uint32_t* refs = col.refs;
   const uint64_t nclasses = facts->class_refs.size();
   const uint16_t* const class_refs = facts->class_refs.data();
-  const uint64_t pool = c->refs() ? c->refs()->size() : 0;
+  const uint64_t pool = col.n_refs;
   // Per class, how its values are checked: 0 any bits, 1 Bool (0 or 1),
   // 2 Float32 (high half zero), 3 an index (CheckNode checks it).
   std::vector<uint8_t> value_check(nclasses);
@@ -621,17 +731,17 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   int64_t current = -static_cast<int64_t>(pre_open);
   for (uint32_t local = 0; local < n; ++local) {
     const NodeId id = base + local;
-    const fb::Node* node = &nodes[local];
+    const NodeRec* node = &nodes[local];
     // CheckNode's checks, inline on the common path; it words the failure.
-    const uint32_t cls = node->cls();
-    bool fast_ok = cls < nclasses && uint64_t{node->first_ref()} + class_refs[cls] <= pool;
+    const uint32_t cls = node->cls;
+    bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + class_refs[cls] <= pool;
     if (fast_ok) {
       switch (value_check[cls]) {
         case 1:
-          fast_ok = node->value() <= 1;
+          fast_ok = node->value <= 1;
           break;
         case 2:
-          fast_ok = node->value() >> 32 == 0;
+          fast_ok = node->value >> 32 == 0;
           break;
         case 3:
           fast_ok = false;
@@ -659,7 +769,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     const bool block_arg = kind == fb::Kind::Argument && k->aux() != 0;
     const uint32_t nrefs = class_refs[cls];
     const uint32_t nvalue_refs = closer ? nrefs - 1 : nrefs;
-    const uint32_t* node_refs = refs + node->first_ref();
+    const uint32_t* node_refs = refs + node->first_ref;
     for (uint32_t j = 0; j < nrefs; ++j) {
       const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
       if (d == 0 || d > id) return NodeCheckError(c, facts, local, id);
@@ -675,7 +785,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
         continue;  // in an earlier chunk: the streaming checker looks further
       }
       const uint32_t tl = static_cast<uint32_t>(t - base);
-      const fb::NodeClass* tk = &classes[nodes[tl].cls()];
+      const fb::NodeClass* tk = &classes[nodes[tl].cls];
       if (tk->kind() == fb::Kind::Call) {
         return NodeError(facts, id, Why::kRefMarker, j + 1, t);
       }
@@ -714,7 +824,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
         break;
       case fb::Kind::Return:
       case fb::Kind::Error: {
-        const NodeId marker = id - flatbuffers::EndianScalar(refs[node->first_ref() + nrefs - 1]);
+        const NodeId marker = id - flatbuffers::EndianScalar(refs[node->first_ref + nrefs - 1]);
         if (!open.empty()) {
           if (marker != base + open.back()) {
             return NodeError(facts, id, Why::kClosesWrong, marker, base + open.back());
@@ -747,25 +857,25 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
 }
 
 Status CheckNode(const fb::Chunk* c, const ChunkFacts& facts, uint32_t local, NodeId id) {
-  const fb::Node* n = c->nodes()->Get(local);
-  if (n->cls() >= facts.class_refs.size()) {
-    return DataError("class " + std::to_string(n->cls()) + " out of range (chunk has " +
+  const NodeColumn col = NodesOf(c, facts);
+  const NodeRec* n = &col.nodes[local];
+  if (n->cls >= facts.class_refs.size()) {
+    return DataError("class " + std::to_string(n->cls) + " out of range (chunk has " +
                      std::to_string(facts.class_refs.size()) + ")");
   }
-  const fb::NodeClass* k = c->classes()->Get(n->cls());
-  uint64_t n_refs = facts.class_refs[n->cls()];
-  uint64_t pool = c->refs() ? c->refs()->size() : 0;
-  if (static_cast<uint64_t>(n->first_ref()) + n_refs > pool) {
+  const fb::NodeClass* k = c->classes()->Get(n->cls);
+  uint64_t n_refs = facts.class_refs[n->cls];
+  if (static_cast<uint64_t>(n->first_ref) + n_refs > col.n_refs) {
     return DataError("references out of range");
   }
   for (uint64_t j = 0; j < n_refs; ++j) {
-    uint32_t d = c->refs()->Get(n->first_ref() + j);
+    uint32_t d = col.refs[n->first_ref + j];
     if (d == 0) return DataError("reference " + std::to_string(j + 1) + " points to itself");
     if (d > id) {
       return DataError("reference " + std::to_string(j + 1) + " points before the first node");
     }
   }
-  fb::Value v(n->value(), k->vkind());
+  fb::Value v(n->value, k->vkind());
   Status s = CheckValue(c, v, c->tuples() ? c->tuples()->size() : 0);
   if (!s.ok()) return s;
   return Status::Ok();

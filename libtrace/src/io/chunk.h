@@ -45,6 +45,26 @@ Status ReadChunkHeader(const uint8_t* buf, size_t len, ChunkHeader* out);
 Status ReadChunkHeader(const uint8_t* buf, size_t len, size_t avail, ChunkHeader* out,
                        size_t* need);
 
+/// Memory for decoded format-2 columns, freed with the arena (a Trace's):
+/// large blocks, on huge pages where the system allows, so that decoding
+/// costs few page faults.
+class DecodeArena {
+ public:
+  DecodeArena() = default;
+  DecodeArena(const DecodeArena&) = delete;
+  DecodeArena& operator=(const DecodeArena&) = delete;
+  ~DecodeArena();
+  /// `bytes` of uninitialised memory, 16-byte aligned.
+  void* Allocate(size_t bytes);
+
+ private:
+  struct Block {
+    uint8_t* base;
+    size_t size, used;
+  };
+  std::vector<Block> blocks_;
+};
+
 /// What verification learns about a chunk that node access needs.
 struct ChunkFacts {
   std::vector<uint16_t> class_refs;  // dynamic references per node of each class
@@ -53,7 +73,29 @@ struct ChunkFacts {
   uint32_t end_depth = 0;
   /// When verification fails at a node: that node, for "chunk C, node N: ...".
   NodeId failed_node = kNoNode;
+  /// A format-2 chunk's node and reference columns, decoded from its packed
+  /// column (io/packed.h), for a format-1 chunk read in place: in `arena`
+  /// when one is given (a Trace keeps every chunk it verifies), else in the
+  /// buffers below (reused from chunk to chunk by a ChunkStream).
+  bool packed = false;
+  DecodeArena* arena = nullptr;
+  const NodeRec* decoded_nodes = nullptr;
+  uint32_t decoded_count = 0;
+  const uint32_t* decoded_refs = nullptr;
+  uint64_t decoded_n_refs = 0;
+  std::vector<NodeRec> node_buffer;
+  std::vector<uint32_t> ref_buffer;
 };
+
+/// The node and reference columns of a chunk whose tables VerifyChunk has
+/// checked: in the chunk (format 1) or decoded into `facts` (format 2).
+struct NodeColumn {
+  const NodeRec* nodes = nullptr;
+  uint32_t count = 0;
+  const uint32_t* refs = nullptr;
+  uint64_t n_refs = 0;
+};
+NodeColumn NodesOf(const fb::Chunk* chunk, const ChunkFacts& facts);
 
 /// Runs the FlatBuffers verifier and checks every chunk-local table: class
 /// kinds, value kinds and ranges, operand pools, literals, tensors (dtype,

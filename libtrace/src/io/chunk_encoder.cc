@@ -3,6 +3,8 @@
 
 #include <unordered_map>
 
+#include "io/control_flow.h"
+#include "io/packed.h"
 #include "irt/trace.h"
 
 namespace irt::internal {
@@ -69,10 +71,40 @@ void ValueEncoder::Clear() {
   payload_bytes_ = 0;
 }
 
+flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> EncodeBranches(
+    flatbuffers::FlatBufferBuilder& fbb, const ControlFlow& facts) {
+  std::vector<fb::Branch> v;
+  v.reserve(facts.branches.size());
+  for (const BranchFact& b : facts.branches) {
+    v.emplace_back(b.block, b.pos, b.target, b.conditional ? b.condition : 0, EncodeBranchFlags(b));
+  }
+  return fbb.CreateVectorOfStructs(v);
+}
+
 void FinishChunk(flatbuffers::FlatBufferBuilder& fbb, const ValueEncoder& enc,
                  const ChunkParts& p) {
-  auto v_nodes = fbb.CreateVectorOfStructs(p.nodes.data(), p.nodes.size());
-  auto v_refs = fbb.CreateVector(p.refs.data(), p.refs.size());
+  // Format 1 stores the columns as they are; format 2 packs them.
+  const bool packed = p.format_major >= 2;
+  flatbuffers::Offset<flatbuffers::Vector<const fb::Node*>> v_nodes;
+  flatbuffers::Offset<flatbuffers::Vector<uint32_t>> v_refs;
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> v_packed;
+  if (packed) {
+    std::vector<uint16_t> slots(p.classes->size());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      slots[i] = static_cast<uint16_t>(ClassSlots((*p.classes)[i], p.operands->data()));
+    }
+    PackTables t{*p.classes, slots, *p.operands, *p.literals};
+    thread_local std::vector<uint8_t> bytes;
+    size_t n = PackNodes(t, {reinterpret_cast<const NodeRec*>(p.nodes.data()), p.nodes.size()},
+                         p.refs, &bytes);
+    // Chunks are whole multiples of 8 bytes (schema/README.md §2): an
+    // 8-aligned vector makes the builder pad the buffer to 8.
+    fbb.ForceVectorAlignment(n, 1, 8);
+    v_packed = fbb.CreateVector(bytes.data(), n);
+  } else {
+    v_nodes = fbb.CreateVectorOfStructs(p.nodes.data(), p.nodes.size());
+    v_refs = fbb.CreateVector(p.refs.data(), p.refs.size());
+  }
   auto v_classes = fbb.CreateVectorOfStructs(*p.classes);
   auto v_operands = fbb.CreateVector(*p.operands);
   auto v_literals = fbb.CreateVectorOfStructs(*p.literals);
@@ -90,8 +122,13 @@ void FinishChunk(flatbuffers::FlatBufferBuilder& fbb, const ValueEncoder& enc,
   cb.add_index(p.index);
   cb.add_base(p.base);
   cb.add_base_depth(p.base_depth);
-  cb.add_nodes(v_nodes);
-  cb.add_refs(v_refs);
+  if (packed) {
+    cb.add_node_count(static_cast<uint32_t>(p.nodes.size()));
+    cb.add_packed(v_packed);
+  } else {
+    cb.add_nodes(v_nodes);
+    cb.add_refs(v_refs);
+  }
   cb.add_classes(v_classes);
   cb.add_operands(v_operands);
   cb.add_literals(v_literals);

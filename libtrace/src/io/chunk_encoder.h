@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "irt/control_flow.h"
 #include "irt/value.h"
 #include "irtrace_generated.h"
 
@@ -100,6 +101,11 @@ struct ChunkParts {
   const std::vector<fb::Meta>* trace_meta = nullptr;
   uint64_t total_nodes = 0;
 };
+
+/// A function's control-flow facts as the chunk stores them (sorted as
+/// given).
+flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> EncodeBranches(
+    flatbuffers::FlatBufferBuilder& fbb, const ControlFlow& facts);
 
 /// Finishes `parts` and the tables of `enc` into `fbb` as one size-prefixed
 /// chunk; the bytes are fbb's buffer.

@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "io/chunk.h"
 #include "io/chunk_encoder.h"
+#include "io/control_flow.h"
+#include "io/packed.h"
 #include "irtrace_generated.h"
 
 namespace irt::internal {
@@ -32,9 +35,10 @@ std::vector<T> CopyStructs(const flatbuffers::Vector<const T*>* v) {
 // are appended after the old ones.
 class ChunkBuilder {
  public:
-  explicit ChunkBuilder(const fb::Chunk* c) : c_(c), fbb_(1 << 16), enc_(&fbb_) {}
+  ChunkBuilder(const fb::Chunk* c, std::span<const NodeRec> nodes, std::span<const uint32_t> refs)
+      : c_(c), nodes_(nodes), refs_(refs), fbb_(1 << 16), enc_(&fbb_) {}
 
-  Result<std::vector<uint8_t>> Build(const ChunkEdit& e) {
+  Result<Rebuilt> Build(const ChunkEdit& e, uint16_t format_major) {
     const fb::Chunk* c = c_;
     // Strings, tensors, tuples, functions, producer: copied in order.
     if (c->strings()) {
@@ -61,12 +65,17 @@ class ChunkBuilder {
       for (const fb::FunctionIR* f : *c->functions()) {
         auto ir = f->ir() ? fbb_.CreateString(f->ir()->data(), f->ir()->size())
                           : flatbuffers::Offset<flatbuffers::String>();
+        // The facts as a reader sees them: stored (format 1.1 and later) or
+        // parsed from a 1.0 chunk's IR text, so that a 1.0 chunk converted
+        // to a later format keeps them.
+        std::optional<ControlFlow> facts = FactsOfEntry(c, f);
         flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
-        if (f->branches()) {
-          std::vector<fb::Branch> copy = CopyStructs(f->branches());
-          branches = fbb_.CreateVectorOfStructs(copy);
+        uint32_t blocks = 0;
+        if (facts) {
+          blocks = facts->blocks;
+          branches = EncodeBranches(fbb_, *facts);
         }
-        functions.push_back(fb::CreateFunctionIR(fbb_, f->name(), ir, f->blocks(), branches));
+        functions.push_back(fb::CreateFunctionIR(fbb_, f->name(), ir, blocks, branches));
       }
     }
     flatbuffers::Offset<fb::Producer> producer;
@@ -79,13 +88,15 @@ class ChunkBuilder {
       producer = fb::CreateProducer(fbb_, name, version);
     }
     // Columns.
-    std::vector<fb::Node> nodes = CopyStructs(c->nodes());
+    std::vector<fb::Node> nodes(nodes_.size());
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      nodes[i] = fb::Node(nodes_[i].value, nodes_[i].cls, nodes_[i].first_ref);
+    }
     std::vector<fb::NodeClass> classes = CopyStructs(c->classes());
     std::vector<uint32_t> operands;
     if (c->operands()) operands.assign(c->operands()->begin(), c->operands()->end());
     std::vector<fb::Value> literals = CopyStructs(c->literals());
-    std::vector<uint32_t> refs;
-    if (c->refs()) refs.assign(c->refs()->begin(), c->refs()->end());
+    std::vector<uint32_t> refs(refs_.begin(), refs_.end());
     std::vector<fb::Meta> meta = CopyStructs(c->meta());
 
     // The root marker's arguments: a copy of its class with new literals.
@@ -153,8 +164,19 @@ class ChunkBuilder {
     }
 
     ChunkParts parts;
-    parts.format_major = c->format_major();
-    parts.format_minor = c->format_minor();
+    // An edit keeps the chunk's version; a conversion writes the newest
+    // minor version of the major asked for.
+    parts.format_major = format_major != 0 ? format_major : c->format_major();
+    parts.format_minor = format_major == 0         ? c->format_minor()
+                         : parts.format_major == 1 ? kFormat1Minor
+                                                   : kFormatMinor;
+    if (parts.format_major >= 2 &&
+        (nodes.size() > kMaxPackedNodes || refs.size() > kMaxPackedRefs)) {
+      return Unsupported(
+          "chunk " + std::to_string(c->index()) + " holds " + std::to_string(nodes.size()) +
+          " nodes and " + std::to_string(refs.size()) + " references, more than format 2 allows (" +
+          std::to_string(kMaxPackedNodes) + " and " + std::to_string(kMaxPackedRefs) + ")");
+    }
     parts.producer = producer;
     parts.index = c->index();
     parts.base = c->base();
@@ -174,29 +196,43 @@ class ChunkBuilder {
       return Unsupported("chunk " + std::to_string(c->index()) +
                          " would be larger than a chunk may be after the replay");
     }
-    return std::vector<uint8_t>(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+    Rebuilt out;
+    out.bytes.assign(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+    out.nodes = std::move(nodes);
+    out.refs = std::move(refs);
+    return out;
   }
 
  private:
   const fb::Chunk* c_;
+  std::span<const NodeRec> nodes_;
+  std::span<const uint32_t> refs_;
   flatbuffers::FlatBufferBuilder fbb_;
   ValueEncoder enc_;
 };
 
 }  // namespace
 
-Result<std::vector<uint8_t>> RebuildChunk(const fb::Chunk* chunk, const ChunkEdit& edit) {
-  return ChunkBuilder(chunk).Build(edit);
+Result<Rebuilt> RebuildChunk(const fb::Chunk* chunk, std::span<const NodeRec> nodes,
+                             std::span<const uint32_t> refs, const ChunkEdit& edit,
+                             uint16_t format_major) {
+  return ChunkBuilder(chunk, nodes, refs).Build(edit, format_major);
 }
 
-const fb::Chunk* RebuiltChunk(const std::vector<uint8_t>& bytes) {
-  return fb::GetSizePrefixedChunk(bytes.data());
+Result<Rebuilt> RebuildChunk(const Rebuilt& chunk, const ChunkEdit& edit) {
+  std::span<const NodeRec> nodes(reinterpret_cast<const NodeRec*>(chunk.nodes.data()),
+                                 chunk.nodes.size());
+  return RebuildChunk(RebuiltRoot(chunk), nodes, chunk.refs, edit);
 }
 
-Value RebuiltValue(const std::vector<uint8_t>& bytes, uint32_t local) {
-  const fb::Chunk* c = RebuiltChunk(bytes);
-  const fb::Node* n = c->nodes()->Get(local);
-  return DecodeValue(c, n->value(), c->classes()->Get(n->cls())->vkind());
+const fb::Chunk* RebuiltRoot(const Rebuilt& chunk) {
+  return fb::GetSizePrefixedChunk(chunk.bytes.data());
+}
+
+Value RebuiltValue(const Rebuilt& chunk, uint32_t local) {
+  const fb::Chunk* c = RebuiltRoot(chunk);
+  const fb::Node& n = chunk.nodes[local];
+  return DecodeValue(c, n.value(), c->classes()->Get(n.cls())->vkind());
 }
 
 }  // namespace irt::internal

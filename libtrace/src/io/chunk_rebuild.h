@@ -5,17 +5,16 @@
 #define IRT_SRC_IO_CHUNK_REBUILD_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "io/column_reader.h"
 #include "irt/status.h"
 #include "irt/value.h"
-
-namespace irt::fb {
-struct Chunk;
-}  // namespace irt::fb
+#include "irtrace_generated.h"
 
 namespace irt::internal {
 
@@ -34,17 +33,32 @@ struct ChunkEdit {
   }
 };
 
-/// Copies a verified chunk into a new size-prefixed FlatBuffer with the
-/// edits applied. Everything is copied index for index; new strings,
-/// tensors, tuples, literals, operands and classes are appended after the
-/// old ones. kUnsupported when the copy would pass the chunk size limit.
-Result<std::vector<uint8_t>> RebuildChunk(const fb::Chunk* chunk, const ChunkEdit& edit);
+/// A rebuilt chunk: its bytes, and its node and reference columns (a
+/// format-2 chunk's bytes hold them only packed).
+struct Rebuilt {
+  std::vector<uint8_t> bytes;
+  std::vector<fb::Node> nodes;
+  std::vector<uint32_t> refs;
+};
 
-/// The chunk of bytes RebuildChunk returned.
-const fb::Chunk* RebuiltChunk(const std::vector<uint8_t>& bytes);
+/// Copies a verified chunk, whose node and reference columns are `nodes`
+/// and `refs` (ChunkColumns'), into a new size-prefixed FlatBuffer with the
+/// edits applied, in format `format_major` (0: the chunk's own format).
+/// Everything is copied index for index; new strings, tensors, tuples,
+/// literals, operands and classes are appended after the old ones.
+/// kUnsupported when the copy would pass the chunk size limit or a
+/// format-2 chunk's bounds.
+Result<Rebuilt> RebuildChunk(const fb::Chunk* chunk, std::span<const NodeRec> nodes,
+                             std::span<const uint32_t> refs, const ChunkEdit& edit,
+                             uint16_t format_major = 0);
+/// The same for a chunk rebuilt before.
+Result<Rebuilt> RebuildChunk(const Rebuilt& chunk, const ChunkEdit& edit);
+
+/// The root table of a rebuilt chunk.
+const fb::Chunk* RebuiltRoot(const Rebuilt& chunk);
 
 /// The value of node `local` of a rebuilt chunk.
-Value RebuiltValue(const std::vector<uint8_t>& bytes, uint32_t local);
+Value RebuiltValue(const Rebuilt& chunk, uint32_t local);
 
 }  // namespace irt::internal
 

@@ -18,18 +18,20 @@ static_assert(sizeof(ValueRec) == sizeof(fb::Value) && alignof(ValueRec) == alig
 static_assert(offsetof(NodeRec, cls) == 8 && offsetof(NodeRec, first_ref) == 12);
 static_assert(offsetof(ValueRec, vkind) == 8);
 
-void BuildColumns(const fb::Chunk* c, const ChunkInfo& info, uint32_t end_depth,
+void BuildColumns(const fb::Chunk* c, const ChunkInfo& info, const ChunkFacts& facts,
                   ChunkColumns* out) {
+  const NodeColumn col = NodesOf(c, facts);
   out->index = static_cast<uint32_t>(info.index);
   out->base = info.base;
-  out->count = c->nodes() ? c->nodes()->size() : 0;
+  out->count = col.count;
   out->base_depth = info.base_depth;
-  out->end_depth = end_depth;
+  out->end_depth = facts.end_depth;
   out->last = info.last;
   out->total_nodes = c->total_nodes();
   out->chunk = c;
-  out->nodes = c->nodes() ? reinterpret_cast<const NodeRec*>(c->nodes()->Data()) : nullptr;
-  out->refs = c->refs() ? c->refs()->data() : nullptr;
+  out->nodes = col.nodes;
+  out->refs = col.refs;
+  out->n_refs = col.n_refs;
   out->operands = c->operands() ? c->operands()->data() : nullptr;
   out->literals =
       c->literals() ? reinterpret_cast<const ValueRec*>(c->literals()->Data()) : nullptr;

@@ -81,6 +81,7 @@ struct ChunkColumns {
   uint64_t total_nodes = 0;  // as the final chunk states it
   const NodeRec* nodes = nullptr;
   const uint32_t* refs = nullptr;  // backward distances
+  uint64_t n_refs = 0;
   const uint32_t* operands = nullptr;
   const ValueRec* literals = nullptr;
   uint32_t n_tensors = 0;
@@ -88,6 +89,8 @@ struct ChunkColumns {
   std::vector<ClassFacts> classes;
   const fb::Chunk* chunk = nullptr;  // for the out-of-line decoders below
 
+  std::span<const NodeRec> node_span() const { return {nodes, count}; }
+  std::span<const uint32_t> ref_span() const { return {refs, n_refs}; }
   /// Operand j of a class: 0 for the next reference, k >= 1 for literal k - 1.
   uint32_t operand_code(const ClassFacts& k, uint32_t j) const {
     return operands[k.first_operand + j];
@@ -122,8 +125,11 @@ struct ChunkColumns {
   uint16_t format_minor() const;
 };
 
-/// Decodes the columns of a chunk that internal::VerifyChunk accepted.
-void BuildColumns(const fb::Chunk* chunk, const ChunkInfo& info, uint32_t end_depth,
+struct ChunkFacts;
+/// Decodes the columns of a chunk that internal::VerifyChunk accepted, with
+/// the facts it learnt (a format-2 chunk's nodes are in them, which must
+/// then outlive `out`).
+void BuildColumns(const fb::Chunk* chunk, const ChunkInfo& info, const ChunkFacts& facts,
                   ChunkColumns* out);
 
 /// One node of a verified chunk: a pointer and two numbers, cheap to copy.

@@ -205,7 +205,7 @@ std::optional<ControlFlow> FactsOfEntry(const fb::Chunk* chunk, const fb::Functi
     }
     return out;
   }
-  if (chunk->format_minor() == 0 && f->ir() != nullptr) {
+  if (chunk->format_major() == 1 && chunk->format_minor() == 0 && f->ir() != nullptr) {
     return ParseControlFlowText(f->ir()->string_view());
   }
   return std::nullopt;
@@ -256,7 +256,7 @@ const FunctionFlow* ControlFlowIndex::Find(std::string_view fn, NodeId marker,
     }
   }
   if (flow == nullptr) {
-    bool v10 = t_.format_minor() == 0;
+    bool v10 = t_.format_major() == 1 && t_.format_minor() == 0;
     *missing = (v10 ? "no IR text for '" : "no control-flow facts for '") + DisplayString(fn) + "'";
   }
   const FunctionFlow* p = flow.get();

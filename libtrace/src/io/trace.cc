@@ -308,6 +308,7 @@ struct Trace::Impl {
   mutable std::vector<uint8_t> state;
   mutable std::vector<Status> errors;
   mutable std::vector<ChunkFacts> facts;
+  mutable internal::DecodeArena arena;                  // the decoded columns of format-2 chunks
   mutable std::vector<internal::ChunkColumns> columns;  // built once a chunk is verified
   // The chunks verified in order from chunk 0, fed to a stack of open calls
   // that checks the closers linking into earlier chunks (what CheckTrace
@@ -388,6 +389,7 @@ Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string nam
   m.state.assign(m.chunks.size(), 0);
   m.errors.assign(m.chunks.size(), Status());
   m.facts.resize(m.chunks.size());
+  for (ChunkFacts& f : m.facts) f.arena = &m.arena;
   m.columns.resize(m.chunks.size());
   t.num_nodes_ = base;
   m.progress = options.progress;
@@ -482,7 +484,7 @@ Status Trace::VerifyChunk(uint32_t i) const {
     return m.errors[i];
   }
   m.state[i] = 1;
-  internal::BuildColumns(m.Root(i), info, m.facts[i].end_depth, &m.columns[i]);
+  internal::BuildColumns(m.Root(i), info, m.facts[i], &m.columns[i]);
   if (m.progress != nullptr) m.progress->Add(info.num_nodes, info.size + 4);
   // Advance the in-order frontier over every chunk verified so far.
   while (m.frontier < m.chunks.size() && m.state[m.frontier] == 1) {
@@ -645,6 +647,9 @@ ChunkStream::~ChunkStream() = default;
 const std::string& ChunkStream::name() const { return impl_->name; }
 const ChunkInfo& ChunkStream::info() const { return impl_->info; }
 uint64_t ChunkStream::bytes_read() const { return impl_->offset; }
+std::span<const uint8_t> ChunkStream::chunk_bytes() const {
+  return {impl_->buf.data(), static_cast<size_t>(impl_->info.size + 4)};
+}
 
 Result<ChunkStream> ChunkStream::Open(const std::string& path, Progress* progress) {
   return OpenAs(path, DisplayName(path), progress);
@@ -754,7 +759,7 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
     if (!more) return more.error().Prefixed(m.name + ": after the final chunk");
     if (*more > 0) return DataError(m.name + ": data after the final chunk");
   }
-  internal::BuildColumns(fb::GetSizePrefixedChunk(p), m.info, m.facts.end_depth, &m.columns);
+  internal::BuildColumns(fb::GetSizePrefixedChunk(p), m.info, m.facts, &m.columns);
   return &m.columns;
 }
 

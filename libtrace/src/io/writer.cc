@@ -15,6 +15,7 @@
 #include "io/chunk.h"
 #include "io/chunk_encoder.h"
 #include "io/control_flow.h"
+#include "io/packed.h"
 #include "irtrace_generated.h"
 
 namespace irt {
@@ -111,13 +112,7 @@ struct TraceWriter::Impl {
       flatbuffers::Offset<flatbuffers::Vector<const fb::Branch*>> branches;
       if (f.flow) {
         blocks = f.flow->blocks;
-        std::vector<fb::Branch> v;
-        v.reserve(f.flow->branches.size());
-        for (const BranchFact& b : f.flow->branches) {
-          v.emplace_back(b.block, b.pos, b.target, b.conditional ? b.condition : 0,
-                         internal::EncodeBranchFlags(b));
-        }
-        branches = fbb.CreateVectorOfStructs(v);
+        branches = internal::EncodeBranches(fbb, *f.flow);
       }
       function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
     }
@@ -133,8 +128,8 @@ struct TraceWriter::Impl {
       for (const auto& [k, v] : trace_meta) tmeta.emplace_back(Encode(v), 0, Intern(k));
     }
     internal::ChunkParts parts;
-    parts.format_major = kFormatMajor;
-    parts.format_minor = kFormatMinor;
+    parts.format_major = opts.format_major;
+    parts.format_minor = opts.format_major == 1 ? kFormat1Minor : kFormatMinor;
     parts.producer = producer;
     parts.index = chunk_index;
     parts.base = base;
@@ -176,6 +171,12 @@ TraceWriter::TraceWriter(Output* out, WriterOptions options) : impl_(new Impl) {
   impl_->out = out;
   impl_->opts = std::move(options);
   if (impl_->opts.chunk_nodes == 0) impl_->opts.chunk_nodes = 1;
+  if (impl_->opts.format_major != 1) impl_->opts.format_major = kFormatMajor;
+  if (impl_->opts.format_major >= 2) {
+    // A format-2 chunk holds at most kMaxPackedNodes nodes and
+    // kMaxPackedRefs references (readers decode it into memory).
+    impl_->opts.chunk_nodes = std::min(impl_->opts.chunk_nodes, internal::kMaxPackedNodes);
+  }
   if (impl_->opts.chunk_bytes > kMaxChunkBytes / 2) impl_->opts.chunk_bytes = kMaxChunkBytes / 2;
   nodes_.reset(new StagedNode[impl_->opts.chunk_nodes]);
   refs_cap_ = 1u << 16;
@@ -193,6 +194,9 @@ void TraceWriter::UpdateFastLimit() {
   const Impl& w = *impl_;
   uint64_t limit = w.opts.chunk_nodes;
   limit = std::min<uint64_t>(limit, n_nodes_ + (refs_cap_ - n_refs_) / kFastMaxRefs);
+  // Every chunk keeps to format 2's bound on references (Admit flushes).
+  uint64_t refs_room = internal::kMaxPackedRefs > n_refs_ ? internal::kMaxPackedRefs - n_refs_ : 0;
+  limit = std::min<uint64_t>(limit, n_nodes_ + refs_room / (kFastMaxRefs + 1));
   uint64_t used = w.EstimatedBytes(n_nodes_, n_refs_);
   uint64_t room = used < w.opts.chunk_bytes ? w.opts.chunk_bytes - used : 0;
   limit = std::min<uint64_t>(limit, n_nodes_ + room / (sizeof(fb::Node) + 4 * kFastMaxRefs));
@@ -282,7 +286,8 @@ bool TraceWriter::Admit(ClassId cls, const NodeId* refs, size_t n_refs, uint64_t
     return false;
   }
   if (n_nodes_ > 0 && (n_nodes_ >= w.opts.chunk_nodes ||
-                       w.EstimatedBytes(n_nodes_, n_refs_) + extra > w.opts.chunk_bytes)) {
+                       w.EstimatedBytes(n_nodes_, n_refs_) + extra > w.opts.chunk_bytes ||
+                       uint64_t{n_refs_} + n_refs + 1 > internal::kMaxPackedRefs)) {
     Status st = w.Flush(false, 0, {reinterpret_cast<const fb::Node*>(nodes_.get()), n_nodes_},
                         {refs_.get(), n_refs_});
     n_nodes_ = 0;

@@ -1,7 +1,7 @@
 # A compressed trace whose writer died (cut inside the zstd stream) keeps its
 # complete chunks: --partial prints them, irt-check checks them and names the
 # chunk that is cut.
-irt-trace -o w.fb.zst testdata/ir/loop.ir powsum 0.5 20000
+irt-trace -o w.fb.zst testdata/ir/loop.ir powsum 0.999 100000
 irt-stats w.fb.zst | grep chunks
 n=$(stat -c %s w.fb.zst)
 head -c $((n * 2 / 3)) w.fb.zst > cut.zst

@@ -1,9 +1,11 @@
 # One checker: a reference that irt-check refuses is refused by every tool with
 # the same message (exit 1), none crashes. h(2.0, 3) and down(2), each edited
-# in one reference (make_bad_traces --set-ref FILE NODE K DISTANCE OUT).
+# in one reference (make_bad_traces --set-ref FILE NODE K DISTANCE OUT, which
+# edits format 1's reference column in place: the traces are converted to
+# format 1.1 first; tests/packed_test.cc refuses the same references packed).
 source golden/every-tool.sh
-irt-trace -o h.fb testdata/ir/h.ir h 2.0 3
-irt-trace -o d.fb testdata/ir/deep.ir down 2
+irt-trace testdata/ir/h.ir h 2.0 3 | irt-convert --format 1 -o h.fb
+irt-trace testdata/ir/deep.ir down 2 | irt-convert --format 1 -o d.fb
 echo "== the jump @5's only reference 2^31 nodes back"
 make_bad_traces --set-ref h.fb 5 1 0x80000000 bad.fb && every_tool bad.fb
 echo "== @8 uses the root call's marker, which has no value"

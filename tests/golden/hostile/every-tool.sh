@@ -5,7 +5,7 @@ every_tool() {  # FILE
   for t in "irt-check" "irt-print" "irt-print --json" "irt-stats" "irt-dot" \
     "irt-slice -b @" "irt-grad" "irt-grad --mode forward --tangent @2=1" \
     "irt-replay --set @2=1" "irt-export --jsonl" "irt-export --speedscope" \
-    "irt-export --python"; do
+    "irt-export --python" "irt-convert" "irt-convert --format 1"; do
     $t "$f" > /dev/null
     echo "$t: exit $?"
   done

@@ -1,0 +1,297 @@
+// The packed node column of a format-2 chunk (packed.h; schema/README.md §4.3).
+#include "io/packed.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace irt::internal {
+
+namespace {
+
+enum Mode : uint8_t { kWritten = 0, kRepeat = 1, kCopied = 2 };
+
+uint64_t ZigZag(uint64_t v) { return (v << 1) ^ (0 - (v >> 63)); }
+uint64_t UnZigZag(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
+
+inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+// Reads a varint of at most 10 bytes whose value fits 64 bits; false when
+// the column ends first or the encoding is too long.
+inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  if (p < end && *p < 0x80) {
+    *v = *p++;
+    return true;
+  }
+  uint64_t r = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (p == end) return false;
+    uint8_t b = *p++;
+    if (shift == 63 && b > 1) return false;
+    r |= static_cast<uint64_t>(b & 0x7F) << shift;
+    if (b < 0x80) {
+      *v = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Bytes of a written value of each kind: 0 none, 1 a byte, 4 or 8 raw
+// little-endian, 9 a varint (an index), 10 a zigzag varint of the
+// difference from the class's previous value (Int64).
+int Payload(fb::VKind k) {
+  switch (k) {
+    case fb::VKind::Bool:
+      return 1;
+    case fb::VKind::I64:
+      return 10;
+    case fb::VKind::F64:
+      return 8;
+    case fb::VKind::F32:
+      return 4;
+    case fb::VKind::String:
+    case fb::VKind::Function:
+    case fb::VKind::Tensor:
+    case fb::VKind::Tuple:
+      return 9;
+    default:
+      return 0;
+  }
+}
+
+// The value a block argument of class `k` copies from its jump: operand
+// aux - 1 of the jump `jump_distance` nodes before node `local`, when the
+// jump, and the node that operand references, lie in the chunk and the
+// value is of the argument's kind. The one derivation encoder and decoder
+// share.
+bool CopiedBits(const PackTables& t, const NodeRec* nodes, const uint32_t* refs, uint32_t local,
+                uint64_t jump_distance, const fb::NodeClass& k, uint64_t* bits) {
+  if (jump_distance == 0 || jump_distance > local) return false;
+  const uint32_t jl = local - static_cast<uint32_t>(jump_distance);
+  const fb::NodeClass& jk = t.classes[nodes[jl].cls];
+  if (jk.kind() != fb::Kind::Jump) return false;
+  const uint32_t passed = jk.n_operands() - ((jk.flags() & 1) ? 1u : 0u);
+  const uint32_t arg = k.aux();
+  if (arg == 0 || arg > passed) return false;
+  const uint32_t* ops = t.operands.data() + jk.first_operand();
+  const uint32_t code = ops[arg - 1];
+  if (code != 0) {
+    const fb::Value& lit = t.literals[code - 1];
+    if (lit.vkind() != k.vkind()) return false;
+    *bits = lit.bits();
+    return true;
+  }
+  uint32_t r = 0;
+  for (uint32_t j = 0; j + 1 < arg; ++j) r += ops[j] == 0 ? 1 : 0;
+  const uint64_t d = refs[nodes[jl].first_ref + r];
+  if (d == 0 || d > jl) return false;
+  const NodeRec& target = nodes[jl - d];
+  if (t.classes[target.cls].vkind() != k.vkind()) return false;
+  *bits = target.value;
+  return true;
+}
+
+// Per-class running state of a column being encoded or decoded.
+struct ClassState {
+  std::vector<uint32_t> slot_base;  // first entry of the class in `prev`
+  std::vector<uint64_t> prev;       // previous distance per class and slot
+  std::vector<uint64_t> last;       // previous value per class
+  std::vector<uint8_t> seen;        // a node of the class has been coded
+  explicit ClassState(const PackTables& t) {
+    const size_t n = t.classes.size();
+    slot_base.resize(n);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      slot_base[i] = static_cast<uint32_t>(total);
+      total += t.slots[i];
+    }
+    prev.assign(total, 0);
+    last.assign(n, 0);
+    seen.assign(n, 0);
+  }
+};
+
+}  // namespace
+
+size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
+                 std::span<const uint32_t> refs, std::vector<uint8_t>* buffer) {
+  // At most 10 bytes a varint, 8 a raw value.
+  const size_t bound = nodes.size() * 20 + refs.size() * 10;
+  if (buffer->size() < bound) buffer->resize(bound);
+  uint8_t* const start = buffer->data();
+  uint8_t* out = start;
+  ClassState st(t);
+  for (uint32_t local = 0; local < nodes.size(); ++local) {
+    const NodeRec& n = nodes[local];
+    const fb::NodeClass& k = t.classes[n.cls];
+    const int payload = Payload(k.vkind());
+    const uint32_t nslots = t.slots[n.cls];
+    const uint32_t* r = refs.data() + n.first_ref;
+    Mode mode = kWritten;
+    uint64_t copied = 0;
+    if (payload != 0) {
+      if (k.kind() == fb::Kind::Argument && k.aux() != 0 && nslots == 1 &&
+          CopiedBits(t, nodes.data(), refs.data(), local, r[0], k, &copied) && copied == n.value) {
+        mode = kCopied;
+      } else if (st.seen[n.cls] && st.last[n.cls] == n.value) {
+        mode = kRepeat;
+      }
+    }
+    out = PutVarint(out, (uint64_t{n.cls} << 2) | mode);
+    uint64_t* prev = st.prev.data() + st.slot_base[n.cls];
+    for (uint32_t j = 0; j < nslots; ++j) {
+      out = PutVarint(out, ZigZag(uint64_t{r[j]} - prev[j]));
+      prev[j] = r[j];
+    }
+    if (mode == kWritten) {
+      const uint64_t v = n.value;
+      switch (payload) {
+        case 1:
+          *out++ = static_cast<uint8_t>(v);
+          break;
+        case 4:
+        case 8:
+          memcpy(out, &v, payload);  // little-endian (column_reader.cc asserts it)
+          out += payload;
+          break;
+        case 9:
+          out = PutVarint(out, v);
+          break;
+        case 10:
+          out = PutVarint(out, ZigZag(v - st.last[n.cls]));
+          break;
+        default:
+          break;
+      }
+    }
+    st.last[n.cls] = n.value;
+    st.seen[n.cls] = 1;
+  }
+  return static_cast<size_t>(out - start);
+}
+
+Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
+                   NodeRec* nodes, std::vector<uint32_t>* refs_out, uint64_t* n_refs,
+                   uint32_t* failed) {
+  *failed = ~0u;
+  *n_refs = 0;
+  // Every node takes a byte at least, so the count is bounded by the column.
+  if (count > packed.size()) {
+    return DataError(std::to_string(count) + " nodes in a packed column of " +
+                     std::to_string(packed.size()) + " bytes");
+  }
+  if (count > kMaxPackedNodes) {
+    return DataError(std::to_string(count) + " nodes, more than a format-2 chunk may hold (" +
+                     std::to_string(kMaxPackedNodes) + ")");
+  }
+  const uint32_t nclasses = static_cast<uint32_t>(t.classes.size());
+  std::vector<uint8_t> payload(nclasses);
+  std::vector<uint8_t> block_arg(nclasses);
+  for (uint32_t i = 0; i < nclasses; ++i) {
+    const fb::NodeClass& k = t.classes[i];
+    payload[i] = static_cast<uint8_t>(Payload(k.vkind()));
+    block_arg[i] = k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1;
+  }
+  // Every reference slot takes a byte at least too.
+  const uint64_t max_refs = std::min<uint64_t>(packed.size(), kMaxPackedRefs);
+  if (refs_out->size() < max_refs) refs_out->resize(max_refs);
+  uint32_t* const refs = refs_out->data();
+  uint64_t nr = 0;
+  ClassState st(t);
+  const uint8_t* p = packed.data();
+  const uint8_t* const end = p + packed.size();
+  auto fail = [&](uint32_t local, const std::string& what) {
+    *failed = local;
+    return DataError("packed column: " + what);
+  };
+  for (uint32_t local = 0; local < count; ++local) {
+    uint64_t head;
+    if (!GetVarint(p, end, &head)) return fail(local, "truncated or overlong node header");
+    const uint64_t cls = head >> 2;
+    const auto mode = static_cast<uint8_t>(head & 3);
+    if (cls >= nclasses) {
+      return fail(local, "class " + std::to_string(cls) + " out of range (chunk has " +
+                             std::to_string(nclasses) + ")");
+    }
+    const uint32_t c = static_cast<uint32_t>(cls);
+    const uint32_t nslots = t.slots[c];
+    if (nr + nslots > max_refs) {
+      return fail(local, nr + nslots > kMaxPackedRefs
+                             ? "more than " + std::to_string(kMaxPackedRefs) + " references"
+                             : std::string("truncated references"));
+    }
+    NodeRec& n = nodes[local];
+    n.cls = c;
+    n.first_ref = static_cast<uint32_t>(nr);
+    uint64_t* prev = st.prev.data() + st.slot_base[c];
+    for (uint32_t j = 0; j < nslots; ++j) {
+      uint64_t z;
+      if (!GetVarint(p, end, &z)) return fail(local, "truncated or overlong reference");
+      const uint64_t d = prev[j] + UnZigZag(z);
+      if (d > 0xFFFFFFFFull) return fail(local, "reference distance beyond 32 bits");
+      prev[j] = d;
+      refs[nr++] = static_cast<uint32_t>(d);
+    }
+    uint64_t v = 0;
+    switch (mode) {
+      case kWritten:
+        switch (payload[c]) {
+          case 1:
+            if (p == end) return fail(local, "truncated value");
+            v = *p++;
+            break;
+          case 4:
+          case 8:
+            if (end - p < payload[c]) return fail(local, "truncated value");
+            memcpy(&v, p, payload[c]);
+            p += payload[c];
+            break;
+          case 9:
+            if (!GetVarint(p, end, &v)) return fail(local, "truncated or overlong value");
+            break;
+          case 10: {
+            uint64_t z;
+            if (!GetVarint(p, end, &z)) return fail(local, "truncated or overlong value");
+            v = st.last[c] + UnZigZag(z);
+            break;
+          }
+          default:
+            break;
+        }
+        break;
+      case kRepeat:
+        if (payload[c] == 0 || !st.seen[c]) {
+          return fail(local, "repeats a value its class has not had in this chunk");
+        }
+        v = st.last[c];
+        break;
+      case kCopied:
+        if (!block_arg[c] ||
+            !CopiedBits(t, nodes, refs, local, refs[n.first_ref], t.classes[c], &v)) {
+          return fail(local, "copies a value from a jump operand that it cannot");
+        }
+        break;
+      default:
+        return fail(local, "unknown value mode 3");
+    }
+    n.value = v;
+    st.last[c] = v;
+    st.seen[c] = 1;
+  }
+  *n_refs = nr;
+  if (p != end) {
+    return DataError("packed column: " + std::to_string(end - p) + " bytes after node " +
+                     std::to_string(count == 0 ? 0 : count - 1));
+  }
+  return Status::Ok();
+}
+
+}  // namespace irt::internal
