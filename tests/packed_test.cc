@@ -401,3 +401,45 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
 
 }  // namespace
 }  // namespace irt
+
+namespace irt {
+namespace {
+
+// A tensor that many nodes share (an argument handed down a call chain) is
+// written once per chunk; an equal tensor that is another object is not
+// merged (only shared objects are known to be equal without a comparison).
+TEST(PackedTest, ASharedTensorIsWrittenOncePerChunk) {
+  std::vector<double> elems(4096, 0.25);
+  Value shared = Value::MakeTensor(Tensor::FromF64({4096}, elems));
+  auto body = [&](TraceWriter& w, bool share) {
+    ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+    ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+    ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+    ret.operands = {OperandSpec::Ref()};
+    ClassId cr = w.DefineClass(root), cc = w.DefineClass(c), ct = w.DefineClass(ret);
+    w.Append(cr, Value(), {});
+    NodeId last = 0;
+    for (int i = 0; i < 100; ++i) {
+      last = w.Append(cc, share ? shared : Value::MakeTensor(Tensor::FromF64({4096}, elems)), {});
+    }
+    w.Append(ct, shared, std::vector<NodeId>{last});
+  };
+  std::string a = WriteTrace("shared.fb", [&](TraceWriter& w) { body(w, true); });
+  std::string b = WriteTrace("copies.fb", [&](TraceWriter& w) { body(w, false); });
+  size_t shared_bytes = testing::ReadFile(a).size(), copies_bytes = testing::ReadFile(b).size();
+  EXPECT_LT(shared_bytes, 2 * 4096 * 8);
+  EXPECT_GT(copies_bytes, 100 * 4096 * 8);
+  auto t = Trace::Open(a);
+  ASSERT_TRUE(t.ok());
+  for (NodeId id : {NodeId{1}, NodeId{50}, NodeId{101}}) {
+    auto n = t->node(id);
+    ASSERT_TRUE(n.ok());
+    ASSERT_TRUE(n->tensor().has_value());
+    EXPECT_EQ(n->value().tensor().numel(), 4096);
+    EXPECT_EQ(n->value().tensor().at(4095), 0.25);
+  }
+  EXPECT_TRUE(CheckTrace(a).ok());
+}
+
+}  // namespace
+}  // namespace irt

@@ -68,6 +68,8 @@ void ValueEncoder::Clear() {
   string_ids_.clear();
   tensors_.clear();
   tuples_.clear();
+  tensor_ids_.clear();
+  held_.clear();
   payload_bytes_ = 0;
 }
 

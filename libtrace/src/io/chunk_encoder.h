@@ -52,8 +52,16 @@ class ValueEncoder {
       case VKind::kString:
       case VKind::kFunction:
         return fb::Value(Intern(v.str()), static_cast<fb::VKind>(v.kind()));
-      case VKind::kTensor:
-        return fb::Value(AddTensor(v.tensor()), fb::VKind::Tensor);
+      case VKind::kTensor: {
+        // A tensor many nodes share (an argument passed down a call chain)
+        // is written once per chunk.
+        auto [it, fresh] = tensor_ids_.try_emplace(&v.tensor(), 0);
+        if (fresh) {
+          it->second = AddTensor(v.tensor());
+          held_.push_back(v);
+        }
+        return fb::Value(it->second, fb::VKind::Tensor);
+      }
       case VKind::kTuple:
         return EncodeTuple(v);
       default:
@@ -77,6 +85,11 @@ class ValueEncoder {
   std::unordered_map<std::string, uint32_t> string_ids_;
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors_;
   std::vector<flatbuffers::Offset<fb::Tuple>> tuples_;
+  // The tensors Encode added to this chunk, by the object their values
+  // share; `held_` keeps those objects alive until Clear, so that no other
+  // tensor can take one's address meanwhile.
+  std::unordered_map<const Tensor*, uint32_t> tensor_ids_;
+  std::vector<Value> held_;
   uint64_t payload_bytes_ = 0;
 };
 

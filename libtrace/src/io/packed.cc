@@ -67,35 +67,62 @@ int Payload(fb::VKind k) {
   }
 }
 
-// The value a block argument of class `k` copies from its jump: operand
-// aux - 1 of the jump `jump_distance` nodes before node `local`, when the
-// jump, and the node that operand references, lie in the chunk and the
-// value is of the argument's kind. The one derivation encoder and decoder
-// share.
-bool CopiedBits(const PackTables& t, const NodeRec* nodes, const uint32_t* refs, uint32_t local,
-                uint64_t jump_distance, const fb::NodeClass& k, uint64_t* bits) {
-  if (jump_distance == 0 || jump_distance > local) return false;
-  const uint32_t jl = local - static_cast<uint32_t>(jump_distance);
-  const fb::NodeClass& jk = t.classes[nodes[jl].cls];
-  if (jk.kind() != fb::Kind::Jump) return false;
+// Where a block argument of class `k` finds its value when the jump that
+// passed it is of class `jk`: a literal (its bits), the jump's reference
+// number `ref` (the node it names holds the value), or nowhere. Depends on
+// the two classes only, so the decoder remembers it per argument class.
+struct CopySource {
+  enum Kind : uint8_t { kNone, kLiteral, kRef } kind = kNone;
+  uint64_t bits = 0;  // kLiteral
+  uint32_t ref = 0;   // kRef
+};
+
+CopySource ResolveCopy(const PackTables& t, const fb::NodeClass& k, const fb::NodeClass& jk) {
+  CopySource src;
+  if (jk.kind() != fb::Kind::Jump) return src;
   const uint32_t passed = jk.n_operands() - ((jk.flags() & 1) ? 1u : 0u);
   const uint32_t arg = k.aux();
-  if (arg == 0 || arg > passed) return false;
+  if (arg == 0 || arg > passed) return src;
   const uint32_t* ops = t.operands.data() + jk.first_operand();
   const uint32_t code = ops[arg - 1];
   if (code != 0) {
     const fb::Value& lit = t.literals[code - 1];
-    if (lit.vkind() != k.vkind()) return false;
-    *bits = lit.bits();
+    if (lit.vkind() != k.vkind()) return src;
+    src.kind = CopySource::kLiteral;
+    src.bits = lit.bits();
+    return src;
+  }
+  for (uint32_t j = 0; j + 1 < arg; ++j) src.ref += ops[j] == 0 ? 1 : 0;
+  src.kind = CopySource::kRef;
+  return src;
+}
+
+// The value a block argument of class `k` copies from its jump, the node
+// `jump_distance` before node `local`, given where the jump's class keeps
+// it: false unless the jump, and the node its operand references, lie in
+// the chunk and the value is of the argument's kind. The one derivation
+// encoder and decoder share.
+bool CopiedBits(const PackTables& t, const NodeRec* nodes, const uint32_t* refs, uint32_t local,
+                uint64_t jump_distance, const fb::NodeClass& k, const CopySource& src,
+                uint64_t* bits) {
+  if (src.kind == CopySource::kLiteral) {
+    *bits = src.bits;
     return true;
   }
-  uint32_t r = 0;
-  for (uint32_t j = 0; j + 1 < arg; ++j) r += ops[j] == 0 ? 1 : 0;
-  const uint64_t d = refs[nodes[jl].first_ref + r];
+  if (src.kind != CopySource::kRef) return false;
+  const uint32_t jl = local - static_cast<uint32_t>(jump_distance);
+  const uint64_t d = refs[nodes[jl].first_ref + src.ref];
   if (d == 0 || d > jl) return false;
   const NodeRec& target = nodes[jl - d];
   if (t.classes[target.cls].vkind() != k.vkind()) return false;
   *bits = target.value;
+  return true;
+}
+
+// The jump a block argument names, when it lies in the chunk: its local index.
+inline bool JumpInChunk(uint32_t local, uint64_t jump_distance, uint32_t* jl) {
+  if (jump_distance == 0 || jump_distance > local) return false;
+  *jl = local - static_cast<uint32_t>(jump_distance);
   return true;
 }
 
@@ -138,8 +165,12 @@ size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
     Mode mode = kWritten;
     uint64_t copied = 0;
     if (payload != 0) {
+      uint32_t jl;
       if (k.kind() == fb::Kind::Argument && k.aux() != 0 && nslots == 1 &&
-          CopiedBits(t, nodes.data(), refs.data(), local, r[0], k, &copied) && copied == n.value) {
+          JumpInChunk(local, r[0], &jl) &&
+          CopiedBits(t, nodes.data(), refs.data(), local, r[0], k,
+                     ResolveCopy(t, k, t.classes[nodes[jl].cls]), &copied) &&
+          copied == n.value) {
         mode = kCopied;
       } else if (st.seen[n.cls] && st.last[n.cls] == n.value) {
         mode = kRepeat;
@@ -178,6 +209,81 @@ size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
   return static_cast<size_t>(out - start);
 }
 
+namespace {
+
+// Why UnpackNodes refused a node; UnpackError words it, out of the loop.
+enum class Bad : uint8_t {
+  kHeader,
+  kClass,
+  kRefs,
+  kRef,
+  kDistance,
+  kValue,
+  kValueVarint,
+  kRepeat,
+  kCopy,
+  kMode,
+};
+
+[[gnu::cold, gnu::noinline]] Status UnpackError(Bad why, uint32_t local, uint64_t a, uint64_t b,
+                                                uint32_t* failed) {
+  *failed = local;
+  std::string what;
+  switch (why) {
+    case Bad::kHeader:
+      what = "truncated or overlong node header";
+      break;
+    case Bad::kClass:
+      what = "class " + std::to_string(a) + " out of range (chunk has " + std::to_string(b) + ")";
+      break;
+    case Bad::kRefs:
+      what = a > kMaxPackedRefs ? "more than " + std::to_string(kMaxPackedRefs) + " references"
+                                : std::string("truncated references");
+      break;
+    case Bad::kRef:
+      what = "truncated or overlong reference";
+      break;
+    case Bad::kDistance:
+      what = "reference distance beyond 32 bits";
+      break;
+    case Bad::kValue:
+      what = "truncated value";
+      break;
+    case Bad::kValueVarint:
+      what = "truncated or overlong value";
+      break;
+    case Bad::kRepeat:
+      what = "repeats a value its class has not had in this chunk";
+      break;
+    case Bad::kCopy:
+      what = "copies a value from a jump operand that it cannot";
+      break;
+    case Bad::kMode:
+      what = "unknown value mode 3";
+      break;
+  }
+  return DataError("packed column: " + what);
+}
+
+// What the decoder needs of a class, in one load.
+struct DecodeClass {
+  uint32_t slot_base;  // first entry of the class in the previous distances
+  uint16_t slots;
+  uint8_t payload;    // Payload() of its value kind
+  uint8_t block_arg;  // may copy its value (mode 2)
+};
+
+// A varint, the one-byte case inline.
+[[gnu::always_inline]] inline bool Varint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  if (p < end && *p < 0x80) {
+    *v = *p++;
+    return true;
+  }
+  return GetVarint(p, end, v);
+}
+
+}  // namespace
+
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
                    NodeRec* nodes, std::vector<uint32_t>* refs_out, uint64_t* n_refs,
                    uint32_t* failed) {
@@ -193,74 +299,73 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
                      std::to_string(kMaxPackedNodes) + ")");
   }
   const uint32_t nclasses = static_cast<uint32_t>(t.classes.size());
-  std::vector<uint8_t> payload(nclasses);
-  std::vector<uint8_t> block_arg(nclasses);
+  std::vector<DecodeClass> classes(nclasses);
+  uint64_t total_slots = 0;
   for (uint32_t i = 0; i < nclasses; ++i) {
     const fb::NodeClass& k = t.classes[i];
-    payload[i] = static_cast<uint8_t>(Payload(k.vkind()));
-    block_arg[i] = k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1;
+    classes[i] = {
+        static_cast<uint32_t>(total_slots), t.slots[i], static_cast<uint8_t>(Payload(k.vkind())),
+        static_cast<uint8_t>(k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1)};
+    total_slots += t.slots[i];
   }
+  std::vector<uint64_t> prev_buf(total_slots, 0);  // previous distance per class and slot
+  std::vector<uint64_t> last(nclasses, 0);         // previous value per class
+  std::vector<uint8_t> seen(nclasses, 0);
+  std::vector<uint32_t> memo_jump(nclasses, ~0u);
+  std::vector<CopySource> memo(nclasses);
   // Every reference slot takes a byte at least too.
   const uint64_t max_refs = std::min<uint64_t>(packed.size(), kMaxPackedRefs);
   if (refs_out->size() < max_refs) refs_out->resize(max_refs);
   uint32_t* const refs = refs_out->data();
+  uint64_t* const prev_all = prev_buf.data();
   uint64_t nr = 0;
-  ClassState st(t);
   const uint8_t* p = packed.data();
   const uint8_t* const end = p + packed.size();
-  auto fail = [&](uint32_t local, const std::string& what) {
-    *failed = local;
-    return DataError("packed column: " + what);
-  };
   for (uint32_t local = 0; local < count; ++local) {
     uint64_t head;
-    if (!GetVarint(p, end, &head)) return fail(local, "truncated or overlong node header");
+    if (!Varint(p, end, &head)) return UnpackError(Bad::kHeader, local, 0, 0, failed);
     const uint64_t cls = head >> 2;
-    const auto mode = static_cast<uint8_t>(head & 3);
-    if (cls >= nclasses) {
-      return fail(local, "class " + std::to_string(cls) + " out of range (chunk has " +
-                             std::to_string(nclasses) + ")");
-    }
+    if (cls >= nclasses) return UnpackError(Bad::kClass, local, cls, nclasses, failed);
     const uint32_t c = static_cast<uint32_t>(cls);
-    const uint32_t nslots = t.slots[c];
-    if (nr + nslots > max_refs) {
-      return fail(local, nr + nslots > kMaxPackedRefs
-                             ? "more than " + std::to_string(kMaxPackedRefs) + " references"
-                             : std::string("truncated references"));
+    const DecodeClass k = classes[c];
+    if (nr + k.slots > max_refs) {
+      return UnpackError(Bad::kRefs, local, nr + k.slots, 0, failed);
     }
-    NodeRec& n = nodes[local];
-    n.cls = c;
-    n.first_ref = static_cast<uint32_t>(nr);
-    uint64_t* prev = st.prev.data() + st.slot_base[c];
-    for (uint32_t j = 0; j < nslots; ++j) {
+    const uint32_t first = static_cast<uint32_t>(nr);
+    uint64_t* prev = prev_all + k.slot_base;
+    for (uint32_t j = 0; j < k.slots; ++j) {
       uint64_t z;
-      if (!GetVarint(p, end, &z)) return fail(local, "truncated or overlong reference");
+      if (!Varint(p, end, &z)) return UnpackError(Bad::kRef, local, 0, 0, failed);
       const uint64_t d = prev[j] + UnZigZag(z);
-      if (d > 0xFFFFFFFFull) return fail(local, "reference distance beyond 32 bits");
+      if (d > 0xFFFFFFFFull) return UnpackError(Bad::kDistance, local, 0, 0, failed);
       prev[j] = d;
       refs[nr++] = static_cast<uint32_t>(d);
     }
     uint64_t v = 0;
-    switch (mode) {
+    switch (head & 3) {
       case kWritten:
-        switch (payload[c]) {
+        switch (k.payload) {
           case 1:
-            if (p == end) return fail(local, "truncated value");
+            if (p == end) return UnpackError(Bad::kValue, local, 0, 0, failed);
             v = *p++;
             break;
           case 4:
+            if (end - p < 4) return UnpackError(Bad::kValue, local, 0, 0, failed);
+            memcpy(&v, p, 4);
+            p += 4;
+            break;
           case 8:
-            if (end - p < payload[c]) return fail(local, "truncated value");
-            memcpy(&v, p, payload[c]);
-            p += payload[c];
+            if (end - p < 8) return UnpackError(Bad::kValue, local, 0, 0, failed);
+            memcpy(&v, p, 8);
+            p += 8;
             break;
           case 9:
-            if (!GetVarint(p, end, &v)) return fail(local, "truncated or overlong value");
+            if (!Varint(p, end, &v)) return UnpackError(Bad::kValueVarint, local, 0, 0, failed);
             break;
           case 10: {
             uint64_t z;
-            if (!GetVarint(p, end, &z)) return fail(local, "truncated or overlong value");
-            v = st.last[c] + UnZigZag(z);
+            if (!Varint(p, end, &z)) return UnpackError(Bad::kValueVarint, local, 0, 0, failed);
+            v = last[c] + UnZigZag(z);
             break;
           }
           default:
@@ -268,23 +373,33 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
         }
         break;
       case kRepeat:
-        if (payload[c] == 0 || !st.seen[c]) {
-          return fail(local, "repeats a value its class has not had in this chunk");
-        }
-        v = st.last[c];
+        if (k.payload == 0 || !seen[c]) return UnpackError(Bad::kRepeat, local, 0, 0, failed);
+        v = last[c];
         break;
-      case kCopied:
-        if (!block_arg[c] ||
-            !CopiedBits(t, nodes, refs, local, refs[n.first_ref], t.classes[c], &v)) {
-          return fail(local, "copies a value from a jump operand that it cannot");
+      case kCopied: {
+        // The node is stored below only after its value is known, so the
+        // jump and its operand are earlier nodes, already decoded.
+        const uint64_t jd = k.block_arg ? refs[first] : 0;
+        uint32_t jl;
+        bool ok = k.block_arg && JumpInChunk(local, jd, &jl);
+        if (ok) {
+          // Resolved once per pair of argument and jump class.
+          const uint32_t jc = nodes[jl].cls;
+          if (memo_jump[c] != jc) {
+            memo_jump[c] = jc;
+            memo[c] = ResolveCopy(t, t.classes[c], t.classes[jc]);
+          }
+          ok = CopiedBits(t, nodes, refs, local, jd, t.classes[c], memo[c], &v);
         }
+        if (!ok) return UnpackError(Bad::kCopy, local, 0, 0, failed);
         break;
+      }
       default:
-        return fail(local, "unknown value mode 3");
+        return UnpackError(Bad::kMode, local, 0, 0, failed);
     }
-    n.value = v;
-    st.last[c] = v;
-    st.seen[c] = 1;
+    nodes[local] = NodeRec{v, c, first};
+    last[c] = v;
+    seen[c] = 1;
   }
   *n_refs = nr;
   if (p != end) {
