@@ -384,7 +384,7 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
   std::vector<uint8_t> packed;
   size_t n = internal::PackNodes(t, nodes, refs, &packed);
   std::vector<internal::NodeRec> back(nodes.size());
-  std::vector<uint32_t> back_refs;
+  internal::GrowBuffer<uint32_t> back_refs;
   uint64_t n_refs = 0;
   uint32_t failed = 0;
   Status s = internal::UnpackNodes(t, {packed.data(), n}, static_cast<uint32_t>(nodes.size()),
@@ -396,7 +396,7 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
     ASSERT_EQ(back[i].cls, nodes[i].cls) << i;
     ASSERT_EQ(back[i].first_ref, nodes[i].first_ref) << i;
   }
-  for (size_t i = 0; i < refs.size(); ++i) ASSERT_EQ(back_refs[i], refs[i]) << i;
+  for (size_t i = 0; i < refs.size(); ++i) ASSERT_EQ(back_refs.data()[i], refs[i]) << i;
 }
 
 }  // namespace

@@ -422,11 +422,10 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (facts->arena != nullptr) {
       nodes = static_cast<NodeRec*>(facts->arena->Allocate(sizeof(NodeRec) * count));
     } else {
-      facts->node_buffer.resize(count);
-      nodes = facts->node_buffer.data();
+      nodes = facts->node_buffer.Reserve(count);
     }
-    thread_local std::vector<uint32_t> scratch;
-    std::vector<uint32_t>& refs = facts->arena != nullptr ? scratch : facts->ref_buffer;
+    thread_local GrowBuffer<uint32_t> scratch;
+    GrowBuffer<uint32_t>& refs = facts->arena != nullptr ? scratch : facts->ref_buffer;
     uint32_t failed = ~0u;
     uint64_t n_refs = 0;
     Status s = UnpackNodes(t, packed, count, nodes, &refs, &n_refs, &failed);
@@ -719,14 +718,19 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   const uint64_t pool = col.n_refs;
   // Per class, how its values are checked: 0 any bits, 1 Bool (0 or 1),
   // 2 Float32 (high half zero), 3 an index (CheckNode checks it).
+  // And each class's kind, in a byte array: the target of every reference
+  // is looked up by it.
   std::vector<uint8_t> value_check(nclasses);
+  std::vector<fb::Kind> kinds(nclasses);
   for (uint64_t i = 0; i < nclasses; ++i) {
     fb::VKind v = classes[i].vkind();
     value_check[i] = v == fb::VKind::Bool     ? 1
                      : v == fb::VKind::F32    ? 2
                      : v >= fb::VKind::String ? 3
                                               : 0;
+    kinds[i] = classes[i].kind();
   }
+  const fb::Kind* const kind_of = kinds.data();
   // The call holding the current node as a body node, encoded as in `container`.
   int64_t current = -static_cast<int64_t>(pre_open);
   for (uint32_t local = 0; local < n; ++local) {
@@ -756,7 +760,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       if (!s.ok()) return NodeCheckError(c, facts, local, id);
     }
     const fb::NodeClass* k = &classes[cls];
-    const fb::Kind kind = k->kind();
+    const fb::Kind kind = kind_of[cls];
     if (id == 0) {
       if (kind != fb::Kind::Call) {
         return NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind));
@@ -785,22 +789,24 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
         continue;  // in an earlier chunk: the streaming checker looks further
       }
       const uint32_t tl = static_cast<uint32_t>(t - base);
-      const fb::NodeClass* tk = &classes[nodes[tl].cls];
-      if (tk->kind() == fb::Kind::Call) {
+      const uint32_t tc = nodes[tl].cls;
+      const fb::Kind tkind = kind_of[tc];
+      if (tkind == fb::Kind::Call) {
         return NodeError(facts, id, Why::kRefMarker, j + 1, t);
       }
       if (block_arg) {
         uint32_t want = open.empty() ? pre_last_jump : last_jump.back();
-        if (tk->kind() != fb::Kind::Jump || want != tl + 1) {
+        if (tkind != fb::Kind::Jump || want != tl + 1) {
           return NodeError(facts, id, Why::kBlockArgJump);
         }
+        const fb::NodeClass* tk = &classes[tc];
         uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
         if (k->aux() > passed) {
           return NodeError(facts, id, Why::kBlockArgK, k->aux(), passed);
         }
         continue;
       }
-      if (tk->kind() == fb::Kind::Jump) {
+      if (tkind == fb::Kind::Jump) {
         return NodeError(facts, id, Why::kRefJump, j + 1, t);
       }
       const int64_t ct = container[tl];

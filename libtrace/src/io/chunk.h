@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/column_reader.h"
+#include "io/packed.h"
 #include "irt/status.h"
 #include "irt/trace.h"
 #include "irtrace_generated.h"
@@ -83,8 +84,8 @@ struct ChunkFacts {
   uint32_t decoded_count = 0;
   const uint32_t* decoded_refs = nullptr;
   uint64_t decoded_n_refs = 0;
-  std::vector<NodeRec> node_buffer;
-  std::vector<uint32_t> ref_buffer;
+  GrowBuffer<NodeRec> node_buffer;
+  GrowBuffer<uint32_t> ref_buffer;
 };
 
 /// The node and reference columns of a chunk whose tables VerifyChunk has

@@ -285,7 +285,7 @@ struct DecodeClass {
 }  // namespace
 
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
-                   NodeRec* nodes, std::vector<uint32_t>* refs_out, uint64_t* n_refs,
+                   NodeRec* nodes, GrowBuffer<uint32_t>* refs_out, uint64_t* n_refs,
                    uint32_t* failed) {
   *failed = ~0u;
   *n_refs = 0;
@@ -315,8 +315,7 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
   std::vector<CopySource> memo(nclasses);
   // Every reference slot takes a byte at least too.
   const uint64_t max_refs = std::min<uint64_t>(packed.size(), kMaxPackedRefs);
-  if (refs_out->size() < max_refs) refs_out->resize(max_refs);
-  uint32_t* const refs = refs_out->data();
+  uint32_t* const refs = refs_out->Reserve(max_refs);
   uint64_t* const prev_all = prev_buf.data();
   uint64_t nr = 0;
   const uint8_t* p = packed.data();

@@ -13,6 +13,7 @@
 #define IRT_SRC_IO_PACKED_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -21,6 +22,25 @@
 #include "irtrace_generated.h"
 
 namespace irt::internal {
+
+/// Uninitialised storage that only grows: a decode target reused from chunk
+/// to chunk, never zero-filled (only the memory written is touched).
+template <typename T>
+class GrowBuffer {
+ public:
+  T* Reserve(size_t n) {
+    if (cap_ < n) {
+      data_.reset(new T[n]);
+      cap_ = n;
+    }
+    return data_.get();
+  }
+  T* data() const { return data_.get(); }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  size_t cap_ = 0;
+};
 
 /// Bounds of a format-2 chunk, so that decoding allocates at most 128 MiB
 /// whatever the chunk claims: nodes (16 bytes each once decoded) and
@@ -54,15 +74,14 @@ size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
                  std::span<const uint32_t> refs, std::vector<uint8_t>* buffer);
 
 /// Decodes `count` nodes from `packed` into `nodes` (room for `count`) and
-/// their distances into `refs` (resized to fit; it only grows, so a reused
-/// buffer is not cleared again), `*n_refs` of them. The tables must have
+/// their distances into `refs` (grown to fit), `*n_refs` of them. The tables must have
 /// passed VerifyChunk's table checks. Fails on truncation, trailing bytes,
 /// an unknown class or mode, a distance out of 32 bits, a value that cannot
 /// be derived, or the bounds above; `*failed` is then the node at fault
 /// (chunk-local), or ~0u for the column as a whole. Values and distances
 /// are not otherwise checked: CheckNodes does that on the result.
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
-                   NodeRec* nodes, std::vector<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed);
+                   NodeRec* nodes, GrowBuffer<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed);
 
 }  // namespace irt::internal
 
