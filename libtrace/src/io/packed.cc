@@ -126,26 +126,6 @@ inline bool JumpInChunk(uint32_t local, uint64_t jump_distance, uint32_t* jl) {
   return true;
 }
 
-// Per-class running state of a column being encoded or decoded.
-struct ClassState {
-  std::vector<uint32_t> slot_base;  // first entry of the class in `prev`
-  std::vector<uint64_t> prev;       // previous distance per class and slot
-  std::vector<uint64_t> last;       // previous value per class
-  std::vector<uint8_t> seen;        // a node of the class has been coded
-  explicit ClassState(const PackTables& t) {
-    const size_t n = t.classes.size();
-    slot_base.resize(n);
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-      slot_base[i] = static_cast<uint32_t>(total);
-      total += t.slots[i];
-    }
-    prev.assign(total, 0);
-    last.assign(n, 0);
-    seen.assign(n, 0);
-  }
-};
-
 }  // namespace
 
 size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
@@ -155,56 +135,87 @@ size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
   if (buffer->size() < bound) buffer->resize(bound);
   uint8_t* const start = buffer->data();
   uint8_t* out = start;
-  ClassState st(t);
+  // Per class, in one load: where its previous distances are, its slots,
+  // its payload, whether it may copy; then its last value.
+  struct EncodeClass {
+    uint32_t slot_base;
+    uint16_t slots;
+    uint8_t payload;
+    uint8_t block_arg;
+  };
+  const size_t nclasses = t.classes.size();
+  std::vector<EncodeClass> classes(nclasses);
+  uint64_t total_slots = 0;
+  for (size_t i = 0; i < nclasses; ++i) {
+    const fb::NodeClass& k = t.classes[i];
+    classes[i] = {
+        static_cast<uint32_t>(total_slots), t.slots[i], static_cast<uint8_t>(Payload(k.vkind())),
+        static_cast<uint8_t>(k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1)};
+    total_slots += t.slots[i];
+  }
+  std::vector<uint64_t> prev_buf(total_slots, 0);
+  std::vector<uint64_t> last(nclasses, 0);
+  std::vector<uint8_t> seen(nclasses, 0);
+  std::vector<uint32_t> memo_jump(nclasses, ~0u);
+  std::vector<CopySource> memo(nclasses);
   for (uint32_t local = 0; local < nodes.size(); ++local) {
     const NodeRec& n = nodes[local];
-    const fb::NodeClass& k = t.classes[n.cls];
-    const int payload = Payload(k.vkind());
-    const uint32_t nslots = t.slots[n.cls];
+    const uint32_t c = n.cls;
+    const EncodeClass k = classes[c];
     const uint32_t* r = refs.data() + n.first_ref;
     Mode mode = kWritten;
-    uint64_t copied = 0;
-    if (payload != 0) {
+    if (k.payload != 0) {
       uint32_t jl;
-      if (k.kind() == fb::Kind::Argument && k.aux() != 0 && nslots == 1 &&
-          JumpInChunk(local, r[0], &jl) &&
-          CopiedBits(t, nodes.data(), refs.data(), local, r[0], k,
-                     ResolveCopy(t, k, t.classes[nodes[jl].cls]), &copied) &&
-          copied == n.value) {
+      uint64_t copied = 0;
+      bool copies = false;
+      if (k.block_arg && JumpInChunk(local, r[0], &jl)) {
+        const uint32_t jc = nodes[jl].cls;
+        if (memo_jump[c] != jc) {
+          memo_jump[c] = jc;
+          memo[c] = ResolveCopy(t, t.classes[c], t.classes[jc]);
+        }
+        copies =
+            CopiedBits(t, nodes.data(), refs.data(), local, r[0], t.classes[c], memo[c], &copied) &&
+            copied == n.value;
+      }
+      if (copies) {
         mode = kCopied;
-      } else if (st.seen[n.cls] && st.last[n.cls] == n.value) {
+      } else if (seen[c] && last[c] == n.value) {
         mode = kRepeat;
       }
     }
-    out = PutVarint(out, (uint64_t{n.cls} << 2) | mode);
-    uint64_t* prev = st.prev.data() + st.slot_base[n.cls];
-    for (uint32_t j = 0; j < nslots; ++j) {
+    out = PutVarint(out, (uint64_t{c} << 2) | mode);
+    uint64_t* prev = prev_buf.data() + k.slot_base;
+    for (uint32_t j = 0; j < k.slots; ++j) {
       out = PutVarint(out, ZigZag(uint64_t{r[j]} - prev[j]));
       prev[j] = r[j];
     }
     if (mode == kWritten) {
       const uint64_t v = n.value;
-      switch (payload) {
+      switch (k.payload) {
         case 1:
           *out++ = static_cast<uint8_t>(v);
           break;
         case 4:
+          memcpy(out, &v, 4);  // little-endian (column_reader.cc asserts it)
+          out += 4;
+          break;
         case 8:
-          memcpy(out, &v, payload);  // little-endian (column_reader.cc asserts it)
-          out += payload;
+          memcpy(out, &v, 8);
+          out += 8;
           break;
         case 9:
           out = PutVarint(out, v);
           break;
         case 10:
-          out = PutVarint(out, ZigZag(v - st.last[n.cls]));
+          out = PutVarint(out, ZigZag(v - last[c]));
           break;
         default:
           break;
       }
     }
-    st.last[n.cls] = n.value;
-    st.seen[n.cls] = 1;
+    last[c] = n.value;
+    seen[c] = 1;
   }
   return static_cast<size_t>(out - start);
 }
