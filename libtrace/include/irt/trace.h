@@ -186,6 +186,13 @@ class Trace {
   uint32_t chunk_of(NodeId id) const;
   /// Verifies chunk `i` (FlatBuffers verifier plus every chunk-local table).
   Status VerifyChunk(uint32_t i) const;
+  /// For a reader that will read every chunk in order: verifies them ahead
+  /// of it, in order, on a second thread (when the machine has two cores and
+  /// the trace two chunks), so that checking and decoding a chunk overlap
+  /// with the caller's work on the one before. VerifyChunk then waits for
+  /// the chunk it is asked for; results and errors are those of verifying
+  /// on the caller's thread.
+  void VerifyAhead() const;
   /// The IR text of a function, looked up in the chunk holding `near` first.
   std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;
 

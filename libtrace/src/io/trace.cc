@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "io/bytesource.h"
 #include "io/chunk.h"
@@ -305,7 +307,11 @@ struct Trace::Impl {
   std::vector<ChunkInfo> chunks;
   bool complete = false;
   // Lazy verification state per chunk: 0 unverified, 1 good, 2 bad.
-  mutable std::vector<uint8_t> state;
+  // Atomic for the verifier thread (VerifyAhead), which publishes a chunk
+  // with a release store once its error, facts and columns are written.
+  mutable std::unique_ptr<std::atomic<uint8_t>[]> state;
+  // Chunks whose nodes the progress counter has had (on the caller's thread).
+  mutable std::vector<uint8_t> reported;
   mutable std::vector<Status> errors;
   mutable std::vector<ChunkFacts> facts;
   mutable internal::DecodeArena arena;                  // the decoded columns of format-2 chunks
@@ -316,9 +322,29 @@ struct Trace::Impl {
   mutable uint32_t frontier = 0;
   mutable internal::CallStack calls;
   Progress* progress = nullptr;
+  // The verifier thread of VerifyAhead: while it runs, it alone verifies
+  // chunks (in order), and VerifyChunk waits for the chunk it needs.
+  mutable std::thread verifier;
+  mutable std::atomic<bool> stop{false};
+  mutable bool ahead = false;
 
   const fb::Chunk* Root(uint32_t i) const {
     return fb::GetSizePrefixedChunk(data + chunks[i].offset);
+  }
+  uint8_t State(uint32_t i) const { return state[i].load(std::memory_order_acquire); }
+  void Publish(uint32_t i, uint8_t v) const {
+    state[i].store(v, std::memory_order_release);
+    state[i].notify_all();
+  }
+  // Verifies chunk i and advances the in-order frontier (VerifyChunk's
+  // work, on whichever thread owns verification).
+  Status Verify(uint32_t i) const;
+
+  ~Impl() {
+    if (verifier.joinable()) {
+      stop.store(true, std::memory_order_relaxed);
+      verifier.join();
+    }
   }
 };
 
@@ -386,7 +412,8 @@ Result<Trace> Trace::FromBytes(const uint8_t* data, size_t size, std::string nam
                      std::to_string(m.chunks.size()) +
                      " chunks (the writer did not finish); --partial reads the complete chunks");
   }
-  m.state.assign(m.chunks.size(), 0);
+  m.state.reset(new std::atomic<uint8_t>[m.chunks.size()]());
+  m.reported.assign(m.chunks.size(), 0);
   m.errors.assign(m.chunks.size(), Status());
   m.facts.resize(m.chunks.size());
   for (ChunkFacts& f : m.facts) f.arena = &m.arena;
@@ -460,8 +487,54 @@ std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
 
 Status Trace::VerifyChunk(uint32_t i) const {
   Impl& m = *impl_;
-  if (m.state[i] == 1) return Status::Ok();
-  if (m.state[i] == 2) return m.errors[i];
+  uint8_t st = m.State(i);
+  if (st == 0 && m.ahead) {
+    // The verifier thread reaches every chunk in order.
+    while ((st = m.State(i)) == 0) m.state[i].wait(0, std::memory_order_acquire);
+  }
+  if (st == 0) {
+    Status s = m.Verify(i);
+    st = m.State(i);
+    if (st == 0) return s;  // cannot happen: Verify publishes i
+  }
+  if (st == 2) return m.errors[i];
+  if (m.progress != nullptr && !m.reported[i]) {
+    m.reported[i] = 1;
+    m.progress->Add(m.chunks[i].num_nodes, m.chunks[i].size + 4);
+  }
+  return Status::Ok();
+}
+
+void Trace::VerifyAhead() const {
+  Impl& m = *impl_;
+  if (m.ahead || m.chunks.size() < 2 || std::thread::hardware_concurrency() < 2) return;
+  m.ahead = true;
+  m.verifier = std::thread([&m] {
+    for (uint32_t i = 0; i < m.chunks.size(); ++i) {
+      if (m.stop.load(std::memory_order_relaxed)) {
+        // Chunks left unverified are published as errors, so that no
+        // waiter waits forever (the Trace is being destroyed).
+        for (uint32_t j = i; j < m.chunks.size(); ++j) {
+          if (m.State(j) == 0) {
+            m.errors[j] = Internal(m.name + ": verification stopped");
+            m.Publish(j, 2);
+          }
+        }
+        return;
+      }
+      if (m.State(i) != 0) continue;
+      try {
+        (void)m.Verify(i);
+      } catch (const std::bad_alloc&) {
+        m.errors[i] = IoError(m.name + ": out of memory verifying chunk " + std::to_string(i));
+        m.Publish(i, 2);
+      }
+    }
+  });
+}
+
+Status Trace::Impl::Verify(uint32_t i) const {
+  const Impl& m = *this;
   const ChunkInfo& info = m.chunks[i];
   Status s = internal::VerifyChunk(m.data + info.offset, info.size + 4, &m.facts[i]);
   if (s.ok()) {
@@ -478,33 +551,39 @@ Status Trace::VerifyChunk(uint32_t i) const {
     }
   }
   if (!s.ok()) {
-    m.state[i] = 2;
     m.errors[i] =
         DataError(m.name + ": " + internal::ChunkError(i, info.offset, m.facts[i], s.message()));
+    m.Publish(i, 2);
     return m.errors[i];
   }
-  m.state[i] = 1;
   internal::BuildColumns(m.Root(i), info, m.facts[i], &m.columns[i]);
-  if (m.progress != nullptr) m.progress->Add(info.num_nodes, info.size + 4);
-  // Advance the in-order frontier over every chunk verified so far.
-  while (m.frontier < m.chunks.size() && m.state[m.frontier] == 1) {
+  // Advance the in-order frontier over every chunk verified so far (chunk i
+  // counts as verified here, before it is published).
+  auto good = [&](uint32_t f) { return f == i || m.State(f) == 1; };
+  while (m.frontier < m.chunks.size() && good(m.frontier)) {
     uint32_t f = m.frontier;
     NodeId failed = kNoNode;
     Status fs = m.calls.Feed(m.columns[f], &failed);
     if (!fs.ok()) {
       // The chunk is bad after all, and so is every chunk read after it.
-      m.state[f] = 2;
       m.errors[f] = DataError(m.name + ": " + At(f, failed, fs.message()));
       for (uint32_t j = f + 1; j < m.chunks.size(); ++j) {
-        if (m.state[j] == 1) {
-          m.state[j] = 2;
+        if (good(j)) {
           m.errors[j] = m.errors[f];
+          if (j != i) m.Publish(j, 2);
         }
       }
-      return i >= f ? m.errors[f] : Status::Ok();
+      if (f != i) m.Publish(f, 2);
+      if (i >= f) {
+        m.Publish(i, 2);
+        return m.errors[f];
+      }
+      m.Publish(i, 1);
+      return Status::Ok();
     }
     ++m.frontier;
   }
+  m.Publish(i, 1);
   return Status::Ok();
 }
 

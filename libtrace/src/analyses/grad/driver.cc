@@ -115,6 +115,9 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
   GradResult r;
   r.mode = options.mode;
   bool result_float = false;
+  // The forward pass reads every chunk in order: check and decode them on
+  // a second core meanwhile.
+  trace.VerifyAhead();
   IRT_RETURN_IF_ERROR(Prepare(trace, &r, &result_float));
   IRT_RETURN_IF_ERROR(CheckResultDifferentiable(r, result_float));
   GradOptions opts = options;
