@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "io/chunk.h"
 #include "irt/check.h"
 #include "irt/control_flow.h"
 #include "irt/convert.h"
@@ -502,6 +503,29 @@ TEST(PackedTest, VerifyingAheadGivesTheSameNodesAndErrors) {
     auto t = Trace::Open(path);
     ASSERT_TRUE(t.ok());
     t->VerifyAhead();
+  }
+}
+
+}  // namespace
+}  // namespace irt
+
+namespace irt {
+namespace {
+
+// Decoded columns past the arena's memory budget live in pages of an
+// unlinked file; they read back what was written, block after block.
+TEST(PackedTest, DecodedColumnsPastTheBudgetLiveInAFile) {
+  internal::DecodeArena arena(4u << 20);
+  std::vector<uint64_t*> parts;
+  for (int i = 0; i < 12; ++i) {
+    auto* p = static_cast<uint64_t*>(arena.Allocate(3u << 20));
+    for (size_t j = 0; j < (3u << 20) / 8; j += 512) p[j] = static_cast<uint64_t>(i) * 1000003 + j;
+    parts.push_back(p);
+  }
+  for (int i = 0; i < 12; ++i) {
+    for (size_t j = 0; j < (3u << 20) / 8; j += 512) {
+      ASSERT_EQ(parts[static_cast<size_t>(i)][j], static_cast<uint64_t>(i) * 1000003 + j);
+    }
   }
 }
 

@@ -1,7 +1,9 @@
 #include "io/chunk.h"
 
+#include <fcntl.h>
 #include <flatbuffers/flatbuffers.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "io/control_flow.h"
 #include "io/packed.h"
+#include "io/tempfile.h"
 #include "irt/value.h"
 
 namespace irt::internal {
@@ -629,6 +632,7 @@ enum class Why {
 
 DecodeArena::~DecodeArena() {
   for (const Block& b : blocks_) munmap(b.base, b.size);
+  if (fd_ >= 0) close(fd_);
 }
 
 void* DecodeArena::Allocate(size_t bytes) {
@@ -639,11 +643,30 @@ void* DecodeArena::Allocate(size_t bytes) {
     constexpr size_t kHuge = size_t{2} << 20;
     size_t want = blocks_.empty() ? kHuge : std::min(blocks_.back().size * 2, size_t{64} << 20);
     size_t size = std::max(want, (bytes + kHuge - 1) / kHuge * kHuge);
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
+    void* p = MAP_FAILED;
+    if (memory_bytes_ + size <= memory_limit_) {
+      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-    madvise(p, size, MADV_HUGEPAGE);  // advice only: fine if refused
+      madvise(p, size, MADV_HUGEPAGE);  // advice only: fine if refused
 #endif
+      memory_bytes_ += size;
+    } else {
+      if (fd_ < 0) {
+        Result<int> fd = CreateSpoolFile("decoded trace columns");
+        if (!fd.ok()) throw std::bad_alloc();
+        fd_ = *fd;
+      }
+      // Disk blocks reserved first: a write to a mapped hole of a full disk
+      // would kill the process (SIGBUS) instead of failing here.
+      if (posix_fallocate(fd_, static_cast<off_t>(file_bytes_), static_cast<off_t>(size)) != 0) {
+        throw std::bad_alloc();
+      }
+      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+               static_cast<off_t>(file_bytes_));
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      file_bytes_ += size;
+    }
     blocks_.push_back({static_cast<uint8_t*>(p), size, 0});
   }
   Block& b = blocks_.back();

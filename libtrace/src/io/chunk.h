@@ -48,14 +48,19 @@ Status ReadChunkHeader(const uint8_t* buf, size_t len, size_t avail, ChunkHeader
 
 /// Memory for decoded format-2 columns, freed with the arena (a Trace's):
 /// large blocks, on huge pages where the system allows, so that decoding
-/// costs few page faults.
+/// costs few page faults. Past kMemoryBytes, blocks are pages of an
+/// unlinked file in $TMPDIR, which the kernel may write out and drop as it
+/// does the pages of a mapped format-1 file: a trace read whole holds at
+/// most kMemoryBytes of memory that only it can free.
 class DecodeArena {
  public:
-  DecodeArena() = default;
+  static constexpr uint64_t kMemoryBytes = uint64_t{128} << 20;
+  explicit DecodeArena(uint64_t memory_bytes = kMemoryBytes) : memory_limit_(memory_bytes) {}
   DecodeArena(const DecodeArena&) = delete;
   DecodeArena& operator=(const DecodeArena&) = delete;
   ~DecodeArena();
-  /// `bytes` of uninitialised memory, 16-byte aligned.
+  /// `bytes` of uninitialised memory, 16-byte aligned. Throws
+  /// std::bad_alloc when neither memory nor the file can hold them.
   void* Allocate(size_t bytes);
 
  private:
@@ -64,6 +69,10 @@ class DecodeArena {
     size_t size, used;
   };
   std::vector<Block> blocks_;
+  uint64_t memory_limit_;
+  uint64_t memory_bytes_ = 0;  // in anonymous blocks
+  int fd_ = -1;                // the file of the other blocks, once made
+  uint64_t file_bytes_ = 0;
 };
 
 /// What verification learns about a chunk that node access needs.
