@@ -54,6 +54,20 @@ Cli::Cli(std::string name, std::string description)
 
 Cli::~Cli() = default;
 
+void Cli::AddTraceInput(std::string* path) {
+  app_.add_option("input", *path,
+                  "Trace file (plain or zstd-compressed), or '-' for standard input")
+      ->type_name("TRACE");
+}
+
+void Cli::AddOutputOption(std::string* path, const std::string& help) {
+  app_.add_option("-o,--output", *path,
+                  help.empty()
+                      ? "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed"
+                      : help)
+      ->type_name("FILE");
+}
+
 void Cli::AddForceOption() {
   app_.add_flag("-f,--force", force_, "Write binary output even to a terminal");
 }

@@ -56,6 +56,12 @@ class Cli {
   /// that it can tell a reader that went away from a failure; an output not
   /// committed by then is removed.
   Result<Output*> OpenOutput(const std::string& path, bool binary);
+  /// Adds the positional trace input of a tool that reads one trace (it
+  /// stays "-", standard input, when absent).
+  void AddTraceInput(std::string* path);
+  /// Adds -o/--output FILE (OpenOutput writes it atomically), with its
+  /// common help text unless `help` is given.
+  void AddOutputOption(std::string* path, const std::string& help = "");
   /// Adds -f/--force (write binary to a terminal).
   void AddForceOption();
   /// Adds --no-progress, for tools whose work can take long: they pass

@@ -10,11 +10,9 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   bool json = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write the summary to FILE instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output,
+                      "Write the summary to FILE instead of stdout; FILE.zst is zstd-compressed");
   app.add_flag("--json", json, "Print the summary as JSON");
   cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {

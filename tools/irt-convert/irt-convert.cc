@@ -10,11 +10,8 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   irt::ConvertOptions opts;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   app.add_option("--format", opts.format_major,
                  "Format to write: 2 (packed nodes, the default) or 1 (format 1.1)")
       ->type_name("N")

@@ -20,10 +20,9 @@ int main(int argc, char** argv) {
   app.add_option("b", b, "Second trace, plain or zstd-compressed ('-' for standard input)")
       ->type_name("B")
       ->required();
-  app.add_option(
-         "-o,--output", output,
-         "Write the report to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddOutputOption(
+      &output,
+      "Write the report to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed");
   app.add_flag("--stat", stat, "Print a summary only");
   app.add_flag("--json", json, "Print the report as one JSON document");
   app.add_option("--rtol", opts.rtol,

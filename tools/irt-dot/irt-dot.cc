@@ -12,11 +12,8 @@ int main(int argc, char** argv) {
   irt::SliceOptions sopts;
   bool forward = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   app.add_option("-l,--levels", opts.levels,
                  "Draw N levels: 1 is the call itself, 2 adds its children, deeper calls are "
                  "single nodes (0: all)")

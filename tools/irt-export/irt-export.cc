@@ -9,11 +9,8 @@ int main(int argc, char** argv) {
   irt::ExportOptions opts;
   bool jsonl = false, speedscope = false, chrome = false, python = false, c = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   auto* fj = app.add_flag("--jsonl", jsonl, "One JSON object per node, in execution order");
   auto* fs = app.add_flag("--speedscope", speedscope,
                           "speedscope's file format: calls as spans as wide as their nodes");

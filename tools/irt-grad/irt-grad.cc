@@ -70,11 +70,8 @@ int main(int argc, char** argv) {
   bool json = false, emit = false, annotate = false, no_default = false;
   irt::GradPrintOptions popts;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   app.add_option("--mode", mode, "reverse (default) or forward")
       ->check(CLI::IsMember({"reverse", "forward"}))
       ->type_name("MODE");

@@ -9,11 +9,8 @@ int main(int argc, char** argv) {
   irt::PrintOptions opts;
   bool json = false, partial = false, no_meta = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   app.add_option("-l,--levels", opts.levels,
                  "Print N levels: 1 is the call itself, 2 adds its children, ... (0: all)")
       ->type_name("N")

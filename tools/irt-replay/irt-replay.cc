@@ -17,8 +17,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   bool prefix = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
+  cli.AddTraceInput(&input);
   app.add_option("-s,--set", sets,
                  "Give the node at PATH the value VALUE (a literal), e.g. @2=3.0 or @8/@4=0.1; "
                  "repeatable")
@@ -27,10 +26,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->required();
-  app.add_option(
-         "-o,--output", output,
-         "Write the new trace to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddOutputOption(
+      &output,
+      "Write the new trace to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed");
   app.add_flag("--prefix", prefix,
                "On a divergence, write the valid prefix (an unfinished trace) instead of nothing");
   cli.AddForceOption();

@@ -13,11 +13,8 @@ int main(int argc, char** argv) {
   irt::PrintOptions popts;
   bool list = false, no_meta = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   auto* b = app.add_option("-b,--backward", backward,
                            "Slice backward from the node at PATH (e.g. @8/@4): what it depends on")
                 ->type_name("PATH");

@@ -9,11 +9,8 @@ int main(int argc, char** argv) {
   irt::StatsOptions opts;
   bool json = false;
   auto& app = cli.app();
-  app.add_option("input", input, "Trace file (plain or zstd-compressed), or '-' for standard input")
-      ->type_name("TRACE");
-  app.add_option("-o,--output", output,
-                 "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddTraceInput(&input);
+  cli.AddOutputOption(&output);
   app.add_option("-n,--top", opts.top, "List the N heaviest calls (by nodes in their subtree)")
       ->type_name("N")
       ->check(irt::tools::Count());

@@ -21,9 +21,8 @@ int main(int argc, char** argv) {
                  "@FILE.npy for a NumPy array; put -- before the arguments if one starts with "
                  "'-' and is not a number")
       ->type_name("ARG");
-  app.add_option("-o,--output", output,
-                 "Write the trace to FILE (default: standard output); FILE.zst is zstd-compressed")
-      ->type_name("FILE");
+  cli.AddOutputOption(
+      &output, "Write the trace to FILE (default: standard output); FILE.zst is zstd-compressed");
   app.add_option("--seed", req.seed, "Seed of the random generator behind rand() and randn()")
       ->type_name("N")
       ->check(irt::tools::Count());
