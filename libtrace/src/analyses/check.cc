@@ -10,38 +10,22 @@ Result<CheckSummary> CheckTrace(const std::string& path, Progress* progress) {
   CheckSummary sum;
   // ChunkStream checks every chunk and its nodes (internal::VerifyChunk);
   // what is left needs the calls opened in earlier chunks.
-  internal::CallStack calls;
-  NodeId id = 0;
+  internal::StreamCheck check(stream.name());
   for (;;) {
     IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, stream.Next());
     if (c == nullptr) break;
-    const ChunkInfo& info = stream.info();
     if (sum.chunks == 0) {
       sum.format_major = c->format_major();
       sum.format_minor = c->format_minor();
       sum.producer_name = c->producer_name();
       sum.producer_version = c->producer_version();
     }
-    if (info.base_depth != calls.depth()) {
-      return DataError(stream.name() + ": chunk " + std::to_string(info.index) +
-                       ": starts at call depth " + std::to_string(info.base_depth) +
-                       ", the nodes before it leave " + std::to_string(calls.depth()) +
-                       " calls open");
-    }
-    NodeId failed = kNoNode;
-    Status s = calls.Feed(*c, &failed);
-    if (!s.ok())
-      return DataError(stream.name() + ": " + internal::At(info.index, failed, s.message()));
-    uint32_t n = c->count;
-    id += n;
-    sum.nodes += n;
+    IRT_RETURN_IF_ERROR(check.Feed(*c, stream.info()));
+    sum.nodes += c->count;
     ++sum.chunks;
-    if (info.last) {
-      sum.complete = true;
-      Status fs = internal::CheckFinalChunk(*c, id, calls);
-      if (!fs.ok()) return fs.Prefixed(stream.name());
-    }
   }
+  sum.complete = check.complete();
+  const internal::CallStack& calls = check.calls();
   sum.calls = calls.calls();
   sum.max_depth = calls.max_depth();
   sum.bytes = stream.bytes_read();

@@ -61,18 +61,11 @@ template <typename Visit>
 Status Walk(ChunkStream& stream, Visit&& visit) {
   std::vector<ExportFrame> frames;
   std::string path;
-  internal::CallStack calls;
-  uint64_t nodes = 0;
-  bool last = false;
+  internal::StreamCheck check(stream.name());
   for (;;) {
     IRT_ASSIGN_OR_RETURN(const ChunkColumns* c, stream.Next());
     if (c == nullptr) break;
-    const ChunkInfo& info = stream.info();
-    NodeId failed = kNoNode;
-    Status cs = calls.Feed(*c, &failed);
-    if (!cs.ok()) {
-      return DataError(stream.name() + ": " + internal::At(info.index, failed, cs.message()));
-    }
+    IRT_RETURN_IF_ERROR(check.Feed(*c, stream.info()));
     for (uint32_t local = 0; local < c->count; ++local) {
       const RawNode node(c, local);
       Place place;
@@ -109,15 +102,8 @@ Status Walk(ChunkStream& stream, Visit&& visit) {
         frames.pop_back();
       }
     }
-    nodes += c->count;
-    if (info.last) {
-      last = true;
-      Status fs = internal::CheckFinalChunk(*c, nodes, calls);
-      if (!fs.ok()) return fs.Prefixed(stream.name());
-    }
   }
-  if (!last) return DataError(stream.name() + ": trace is incomplete: no final chunk");
-  return Status::Ok();
+  return check.Finish();
 }
 
 // The input, readable twice: a named file, or standard input (copied to an

@@ -85,7 +85,7 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
   std::vector<int64_t> class_slot;
   uint64_t depth = 0;
   NodeId id = 0;
-  internal::CallStack calls;
+  internal::StreamCheck check(stream.name());
   for (;;) {
     IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, stream.Next());
     if (c == nullptr) break;
@@ -99,11 +99,10 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
       st.producer_name = c->producer_name();
       st.producer_version = c->producer_version();
     }
-    if (info.base_depth != depth) {
-      return DataError(stream.name() + ": chunk " + std::to_string(info.index) +
-                       ": starts at call depth " + std::to_string(info.base_depth) +
-                       ", the nodes before it leave " + std::to_string(depth) + " calls open");
-    }
+    // ChunkStream checked every node of the chunk; the call depth it starts
+    // at, the closers of calls opened in earlier chunks and the final chunk
+    // are checked as irt-check checks them.
+    IRT_RETURN_IF_ERROR(check.Feed(*c, info));
     uint32_t nclasses = static_cast<uint32_t>(c->classes.size());
     class_op.assign(nclasses, 0);
     class_slot.assign(nclasses, -1);
@@ -114,11 +113,6 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
       class_op[k] = op + 1;
       class_slot[k] = counter.Slot(cls.kind, op);
     }
-    // ChunkStream checked every node of the chunk; the closers of calls
-    // opened in earlier chunks are checked as irt-check checks them.
-    NodeId failed = kNoNode;
-    Status cs = calls.Feed(*c, &failed);
-    if (!cs.ok()) return fail(failed, cs.message());
     for (uint32_t local = 0; local < c->count; ++local, ++id) {
       const internal::RawNode node(c, local);
       uint32_t ci = node.class_index();
@@ -196,8 +190,6 @@ Result<TraceStats> ComputeStats(const std::string& path, const StatsOptions& opt
     if (on_chunk) on_chunk(row);
     if (info.last) {
       st.complete = true;
-      Status fs = internal::CheckFinalChunk(*c, st.nodes, calls);
-      if (!fs.ok()) return fs.Prefixed(stream.name());
       for (const MetaEntry& m : c->TraceMeta()) {
         if (m.key == "status" && m.value.kind() == VKind::kString) st.status = m.value.str();
       }

@@ -276,6 +276,29 @@ Status CheckFinalChunk(const ChunkColumns& c, NodeId nodes, const CallStack& cal
   return Status::Ok();
 }
 
+Status StreamCheck::Feed(const ChunkColumns& c, const ChunkInfo& info) {
+  if (info.base_depth != calls_.depth()) {
+    return DataError(name_ + ": chunk " + std::to_string(info.index) + ": starts at call depth " +
+                     std::to_string(info.base_depth) + ", the nodes before it leave " +
+                     std::to_string(calls_.depth()) + " calls open");
+  }
+  NodeId failed = kNoNode;
+  Status s = calls_.Feed(c, &failed);
+  if (!s.ok()) return DataError(name_ + ": " + At(info.index, failed, s.message()));
+  nodes_ += c.count;
+  if (info.last) {
+    complete_ = true;
+    Status fs = CheckFinalChunk(c, nodes_, calls_);
+    if (!fs.ok()) return fs.Prefixed(name_);
+  }
+  return Status::Ok();
+}
+
+Status StreamCheck::Finish() const {
+  if (!complete_) return DataError(name_ + ": trace is incomplete: no final chunk");
+  return Status::Ok();
+}
+
 std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,
                        const std::string& what) {
   if (facts.failed_node != kNoNode) return At(chunk, facts.failed_node, what);

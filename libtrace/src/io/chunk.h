@@ -159,6 +159,28 @@ class CallStack {
   uint64_t max_depth_ = 0;
 };
 
+/// What a reader of a ChunkStream checks beyond each chunk (which the
+/// stream verifies): that each chunk starts at the call depth the chunks
+/// before it leave, the closers of calls opened in earlier chunks
+/// (CallStack), and the final chunk (CheckFinalChunk). Feed it every chunk
+/// in order; errors are whole messages naming the stream.
+class StreamCheck {
+ public:
+  explicit StreamCheck(std::string name) : name_(std::move(name)) {}
+  Status Feed(const ChunkColumns& chunk, const ChunkInfo& info);
+  /// After the last chunk: an error if no final chunk came.
+  Status Finish() const;
+  const CallStack& calls() const { return calls_; }
+  NodeId nodes() const { return nodes_; }
+  bool complete() const { return complete_; }
+
+ private:
+  std::string name_;
+  CallStack calls_;
+  NodeId nodes_ = 0;
+  bool complete_ = false;
+};
+
 /// The checks of a stream's final chunk that need the chunks before it:
 /// `total_nodes` equals `nodes` (all chunks'), and no call is left open.
 /// Bare messages ("chunk C: ..."), for the caller to prefix with the name.

@@ -1,6 +1,7 @@
 // Converting a trace between format versions (irt/convert.h).
 #include "irt/convert.h"
 
+#include "io/chunk.h"
 #include "io/chunk_rebuild.h"
 #include "io/column_reader.h"
 
@@ -15,9 +16,12 @@ Result<ConvertResult> ConvertTrace(const std::string& path, Output& out,
   IRT_ASSIGN_OR_RETURN(ChunkStream stream, ChunkStream::Open(path, options.progress));
   const uint16_t minor = options.format_major == 1 ? kFormat1Minor : kFormatMinor;
   ConvertResult r;
+  // Checked as irt-check checks: what is written is a trace.
+  internal::StreamCheck check(stream.name());
   for (;;) {
     IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, stream.Next());
     if (c == nullptr) break;
+    IRT_RETURN_IF_ERROR(check.Feed(*c, stream.info()));
     ++r.chunks;
     r.nodes += c->count;
     r.bytes_in += stream.info().size + 4;
@@ -34,6 +38,7 @@ Result<ConvertResult> ConvertTrace(const std::string& path, Output& out,
     r.bytes_out += rebuilt->bytes.size();
     ++r.chunks_rewritten;
   }
+  IRT_RETURN_IF_ERROR(check.Finish());
   return r;
 }
 
