@@ -655,6 +655,10 @@ Result<DiffSummary> DiffTraces(const Trace& a, const Trace& b, const DiffOptions
   if (options.max_edits == 0 || options.max_lookahead < 2) {
     return UsageError("the alignment budget must be positive");
   }
+  // The walk reads both traces whole, in order: check and decode their
+  // chunks on other cores meanwhile.
+  a.VerifyAhead();
+  b.VerifyAhead();
   internal::diff::Differ d(a, b, options);
   return d.Run(out);
 }
