@@ -1,0 +1,434 @@
+// The node-level half of the checker: every node of a verified chunk
+// (CheckNodes, CheckNode), the calls that cross chunks (CallStack,
+// StreamCheck, CheckFinalChunk), and the memory of decoded format-2
+// columns (DecodeArena). The chunk's framing and tables are in chunk.cc.
+#include <fcntl.h>
+#include <flatbuffers/flatbuffers.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "io/chunk.h"
+#include "io/tempfile.h"
+
+namespace irt::internal {
+
+Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
+  // Every node is read: plain column loads, without building a RawNode.
+  // (Copied to locals: push_back could alias them otherwise.)
+  const NodeRec* const nodes = c.nodes;
+  const ClassFacts* const classes = c.classes.data();
+  const uint32_t* const refs = c.refs;
+  const NodeId base = c.base;
+  const uint32_t count = c.count;
+  for (uint32_t local = 0; local < count; ++local) {
+    const NodeRec& node = nodes[local];
+    const ClassFacts& k = classes[node.cls];
+    if (k.kind == NodeKind::kCall) {
+      open_.push_back(base + local);
+      ++calls_;
+      max_depth_ = std::max<uint64_t>(max_depth_, open_.size());
+    } else if (k.closer()) {
+      const NodeId id = base + local;
+      const NodeId marker = id - refs[node.first_ref + k.n_refs];
+      if (open_.empty() || marker != open_.back()) {
+        *failed_node = id;
+        return DataError("closes node " + std::to_string(marker) +
+                         (open_.empty() ? ", but no call is open"
+                                        : ", but the innermost open call starts at node " +
+                                              std::to_string(open_.back())));
+      }
+      open_.pop_back();
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckFinalChunk(const ChunkColumns& c, NodeId nodes, const CallStack& calls) {
+  if (c.total_nodes != nodes) {
+    return DataError("chunk " + std::to_string(c.index) + ": final chunk says " +
+                     std::to_string(c.total_nodes) + " nodes, the chunks hold " +
+                     std::to_string(nodes));
+  }
+  if (calls.depth() != 0) {
+    return DataError("the trace ends with " + std::to_string(calls.depth()) +
+                     " calls still open (the call at node " + std::to_string(calls.innermost()) +
+                     " never returns)");
+  }
+  return Status::Ok();
+}
+
+Status StreamCheck::Feed(const ChunkColumns& c, const ChunkInfo& info) {
+  if (info.base_depth != calls_.depth()) {
+    return DataError(name_ + ": chunk " + std::to_string(info.index) + ": starts at call depth " +
+                     std::to_string(info.base_depth) + ", the nodes before it leave " +
+                     std::to_string(calls_.depth()) + " calls open");
+  }
+  NodeId failed = kNoNode;
+  Status s = calls_.Feed(c, &failed);
+  if (!s.ok()) return DataError(name_ + ": " + At(info.index, failed, s.message()));
+  nodes_ += c.count;
+  if (info.last) {
+    complete_ = true;
+    Status fs = CheckFinalChunk(c, nodes_, calls_);
+    if (!fs.ok()) return fs.Prefixed(name_);
+  }
+  return Status::Ok();
+}
+
+Status StreamCheck::Finish() const {
+  if (!complete_) return DataError(name_ + ": trace is incomplete: no final chunk");
+  return Status::Ok();
+}
+
+std::string ChunkError(uint64_t chunk, uint64_t byte, const ChunkFacts& facts,
+                       const std::string& what) {
+  if (facts.failed_node != kNoNode) return At(chunk, facts.failed_node, what);
+  return "chunk " + std::to_string(chunk) + " at byte " + std::to_string(byte) + ": " + what;
+}
+
+namespace {
+
+// Why CheckNodes refused a node; NodeError words it. Kept out of the loop so
+// that the loop stays small.
+enum class Why {
+  kFirstNotCall,    // a: the node's kind
+  kAfterRoot,       //
+  kRefMarker,       // a: reference number, b: target
+  kRefJump,         // a: reference number, b: target
+  kRefClosed,       // a: reference number, b: target
+  kBlockArgJump,    //
+  kBlockArgK,       // a: aux, b: block arguments the jump passes
+  kClosesWrong,     // a: marker, b: innermost open marker
+  kClosesNone,      // a: marker
+  kClosesNotInner,  // a: marker
+};
+
+[[gnu::cold, gnu::noinline]] Status NodeError(ChunkFacts* facts, NodeId id, Why why, uint64_t a = 0,
+                                              uint64_t b = 0) {
+  facts->failed_node = id;
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  switch (why) {
+    case Why::kFirstNotCall:
+      return DataError("the first node must open the root call, it is of kind " +
+                       std::string(NodeKindName(static_cast<NodeKind>(a))));
+    case Why::kAfterRoot:
+      return DataError("node after the root call has closed");
+    case Why::kRefMarker:
+      return DataError("reference " + n(a) + " points to the call marker at node " + n(b) +
+                       ", which has no value (a call's value is its closer's)");
+    case Why::kRefJump:
+      return DataError("reference " + n(a) + " points to the jump at node " + n(b) +
+                       ", which has no value");
+    case Why::kRefClosed:
+      return DataError("reference " + n(a) + " points to node " + n(b) +
+                       ", inside a call that has closed (only its closer is visible)");
+    case Why::kBlockArgJump:
+      return DataError("a block argument must reference the last jump of its call");
+    case Why::kBlockArgK:
+      return DataError("block argument " + n(a) + " of a jump that passes " + n(b));
+    case Why::kClosesWrong:
+      return DataError("closes node " + n(a) + ", but the innermost open call starts at node " +
+                       n(b));
+    case Why::kClosesNone:
+      return DataError("closes node " + n(a) + ", but no call is open");
+    case Why::kClosesNotInner:
+      return DataError("closes node " + n(a) + ", which is not the innermost open call");
+  }
+  return DataError("invalid node");
+}
+
+[[gnu::cold, gnu::noinline]] Status NodeCheckError(const fb::Chunk* c, ChunkFacts* facts,
+                                                   uint32_t local, NodeId id) {
+  Status s = CheckNode(c, *facts, local, id);
+  facts->failed_node = id;
+  return s.ok() ? DataError("invalid node") : s;
+}
+
+}  // namespace
+
+DecodeArena::~DecodeArena() {
+  for (const Block& b : blocks_) munmap(b.base, b.size);
+  if (fd_ >= 0) close(fd_);
+}
+
+void* DecodeArena::Allocate(size_t bytes) {
+  bytes = (bytes + 15) & ~size_t{15};
+  if (blocks_.empty() || blocks_.back().size - blocks_.back().used < bytes) {
+    // Blocks that double from 2 MiB up to 64 MiB (or the request), in whole
+    // 2 MiB pages.
+    constexpr size_t kHuge = size_t{2} << 20;
+    size_t want = blocks_.empty() ? kHuge : std::min(blocks_.back().size * 2, size_t{64} << 20);
+    size_t size = std::max(want, (bytes + kHuge - 1) / kHuge * kHuge);
+    void* p = MAP_FAILED;
+    if (memory_bytes_ + size <= memory_limit_) {
+      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+      madvise(p, size, MADV_HUGEPAGE);  // advice only: fine if refused
+#endif
+      memory_bytes_ += size;
+    } else {
+      if (fd_ < 0) {
+        Result<int> fd = CreateSpoolFile("decoded trace columns");
+        if (!fd.ok()) throw std::bad_alloc();
+        fd_ = *fd;
+      }
+      // Disk blocks reserved first: a write to a mapped hole of a full disk
+      // would kill the process (SIGBUS) instead of failing here.
+      if (posix_fallocate(fd_, static_cast<off_t>(file_bytes_), static_cast<off_t>(size)) != 0) {
+        throw std::bad_alloc();
+      }
+      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+               static_cast<off_t>(file_bytes_));
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      file_bytes_ += size;
+    }
+    blocks_.push_back({static_cast<uint8_t*>(p), size, 0});
+  }
+  Block& b = blocks_.back();
+  void* out = b.base + b.used;
+  b.used += bytes;
+  return out;
+}
+
+NodeColumn NodesOf(const fb::Chunk* c, const ChunkFacts& facts) {
+  NodeColumn col;
+  if (facts.packed) {
+    col.nodes = facts.decoded_nodes;
+    col.count = facts.decoded_count;
+    col.refs = facts.decoded_refs;
+    col.n_refs = facts.decoded_n_refs;
+  } else {
+    if (c->nodes()) {
+      col.nodes = reinterpret_cast<const NodeRec*>(c->nodes()->Data());
+      col.count = c->nodes()->size();
+    }
+    if (c->refs()) {
+      col.refs = c->refs()->data();
+      col.n_refs = c->refs()->size();
+    }
+  }
+  return col;
+}
+
+Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
+  const NodeColumn col = NodesOf(c, *facts);
+  const uint32_t n = col.count;
+  const NodeId base = c->base();
+  if (base == 0 && c->base_depth() != 0) {
+    return DataError("starts at call depth " + std::to_string(c->base_depth()) +
+                     " before the first node (instead of 0)");
+  }
+  if (c->base_depth() > base) {
+    return DataError("starts at call depth " + std::to_string(c->base_depth()) + " after only " +
+                     std::to_string(base) + " nodes (each open call has its marker before it)");
+  }
+  if (base > 0 && c->base_depth() == 0) {
+    return DataError("starts at call depth 0 after node " + std::to_string(base - 1) +
+                     ", but the root call is open until the trace's last node");
+  }
+  // The call holding each node as a body node: >= 0 for the local index of
+  // a marker in this chunk; -(L + 1) for the call open at level L (0 = root)
+  // when the chunk started.
+  // Scratch reused across chunks (a chunk may hold 2^16 nodes or more);
+  // plain pointers in the loop, not thread_local accesses.
+  thread_local std::vector<int64_t> container_buf;
+  thread_local std::vector<uint8_t> closed_buf;
+  if (container_buf.size() < n) container_buf.resize(n);
+  closed_buf.assign(n, 0);
+  int64_t* const container = container_buf.data();
+  uint8_t* const closed = closed_buf.data();  // by local marker index
+  std::vector<uint32_t> open;                 // local markers of the calls opened here, still open
+  std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
+  uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open
+  uint32_t pre_last_jump = 0;           // the innermost of those: local index + 1 of its last jump
+  NodeId last_pre_marker = base;        // markers of earlier chunks close in decreasing order
+  if (n == 0) {
+    facts->end_depth = pre_open;
+    return Status::Ok();
+  }
+  // Raw columns: CheckNode has bounded every index before they are read.
+  const NodeRec* nodes = col.nodes;
+  const auto* classes =
+      c->classes() ? reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()) : nullptr;
+  const uint32_t* refs = col.refs;
+  const uint64_t nclasses = facts->class_refs.size();
+  const uint16_t* const class_refs = facts->class_refs.data();
+  const uint64_t pool = col.n_refs;
+  // Per class, how its values are checked: 0 any bits, 1 Bool (0 or 1),
+  // 2 Float32 (high half zero), 3 an index (CheckNode checks it).
+  // And each class's kind, in a byte array: the target of every reference
+  // is looked up by it.
+  std::vector<uint8_t> value_check(nclasses);
+  std::vector<fb::Kind> kinds(nclasses);
+  for (uint64_t i = 0; i < nclasses; ++i) {
+    fb::VKind v = classes[i].vkind();
+    value_check[i] = v == fb::VKind::Bool     ? 1
+                     : v == fb::VKind::F32    ? 2
+                     : v >= fb::VKind::String ? 3
+                                              : 0;
+    kinds[i] = classes[i].kind();
+  }
+  const fb::Kind* const kind_of = kinds.data();
+  // The call holding the current node as a body node, encoded as in `container`.
+  int64_t current = -static_cast<int64_t>(pre_open);
+  for (uint32_t local = 0; local < n; ++local) {
+    const NodeId id = base + local;
+    const NodeRec* node = &nodes[local];
+    // CheckNode's checks, inline on the common path; it words the failure.
+    const uint32_t cls = node->cls;
+    bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + class_refs[cls] <= pool;
+    if (fast_ok) {
+      switch (value_check[cls]) {
+        case 1:
+          fast_ok = node->value <= 1;
+          break;
+        case 2:
+          fast_ok = node->value >> 32 == 0;
+          break;
+        case 3:
+          fast_ok = false;
+          break;
+        default:
+          break;
+      }
+    }
+    // Reference distances 1 <= d <= id are checked below, with each use.
+    if (!fast_ok) {
+      Status s = CheckNode(c, *facts, local, id);
+      if (!s.ok()) return NodeCheckError(c, facts, local, id);
+    }
+    const fb::NodeClass* k = &classes[cls];
+    const fb::Kind kind = kind_of[cls];
+    if (id == 0) {
+      if (kind != fb::Kind::Call) {
+        return NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind));
+      }
+    } else if (open.empty() && pre_open == 0) {
+      return NodeError(facts, id, Why::kAfterRoot);
+    }
+    container[local] = current;
+    const bool closer = kind == fb::Kind::Return || kind == fb::Kind::Error;
+    const bool block_arg = kind == fb::Kind::Argument && k->aux() != 0;
+    const uint32_t nrefs = class_refs[cls];
+    const uint32_t nvalue_refs = closer ? nrefs - 1 : nrefs;
+    const uint32_t* node_refs = refs + node->first_ref;
+    for (uint32_t j = 0; j < nrefs; ++j) {
+      const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
+      if (d == 0 || d > id) return NodeCheckError(c, facts, local, id);
+    }
+    for (uint32_t j = 0; j < nvalue_refs; ++j) {
+      const NodeId t = id - flatbuffers::EndianScalar(node_refs[j]);
+      if (t < base) {
+        // A block argument's jump lies in an earlier chunk only when its call
+        // began there and has made no jump in this chunk yet.
+        if (block_arg && (!open.empty() || pre_last_jump != 0)) {
+          return NodeError(facts, id, Why::kBlockArgJump);
+        }
+        continue;  // in an earlier chunk: the streaming checker looks further
+      }
+      const uint32_t tl = static_cast<uint32_t>(t - base);
+      const uint32_t tc = nodes[tl].cls;
+      const fb::Kind tkind = kind_of[tc];
+      if (tkind == fb::Kind::Call) {
+        return NodeError(facts, id, Why::kRefMarker, j + 1, t);
+      }
+      if (block_arg) {
+        uint32_t want = open.empty() ? pre_last_jump : last_jump.back();
+        if (tkind != fb::Kind::Jump || want != tl + 1) {
+          return NodeError(facts, id, Why::kBlockArgJump);
+        }
+        const fb::NodeClass* tk = &classes[tc];
+        uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
+        if (k->aux() > passed) {
+          return NodeError(facts, id, Why::kBlockArgK, k->aux(), passed);
+        }
+        continue;
+      }
+      if (tkind == fb::Kind::Jump) {
+        return NodeError(facts, id, Why::kRefJump, j + 1, t);
+      }
+      const int64_t ct = container[tl];
+      const bool visible = ct >= 0 ? closed[ct] == 0 : static_cast<uint64_t>(-ct) <= pre_open;
+      if (!visible) {
+        return NodeError(facts, id, Why::kRefClosed, j + 1, t);
+      }
+    }
+    switch (kind) {
+      case fb::Kind::Call:
+        open.push_back(local);
+        last_jump.push_back(0);
+        current = static_cast<int64_t>(local);
+        break;
+      case fb::Kind::Jump:
+        if (open.empty()) {
+          pre_last_jump = local + 1;
+        } else {
+          last_jump.back() = local + 1;
+        }
+        break;
+      case fb::Kind::Return:
+      case fb::Kind::Error: {
+        const NodeId marker = id - flatbuffers::EndianScalar(refs[node->first_ref + nrefs - 1]);
+        if (!open.empty()) {
+          if (marker != base + open.back()) {
+            return NodeError(facts, id, Why::kClosesWrong, marker, base + open.back());
+          }
+          closed[open.back()] = 1;
+          open.pop_back();
+          last_jump.pop_back();
+        } else {
+          if (pre_open == 0) {
+            return NodeError(facts, id, Why::kClosesNone, marker);
+          }
+          if (marker >= last_pre_marker) {
+            return NodeError(facts, id, Why::kClosesNotInner, marker);
+          }
+          last_pre_marker = marker;
+          --pre_open;
+          pre_last_jump = 0;  // the enclosing call's last jump lies in an earlier chunk
+        }
+        current =
+            open.empty() ? -static_cast<int64_t>(pre_open) : static_cast<int64_t>(open.back());
+        container[local] = current;  // a closer belongs to the caller's body
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  facts->end_depth = pre_open + static_cast<uint32_t>(open.size());
+  return Status::Ok();
+}
+
+Status CheckNode(const fb::Chunk* c, const ChunkFacts& facts, uint32_t local, NodeId id) {
+  const NodeColumn col = NodesOf(c, facts);
+  const NodeRec* n = &col.nodes[local];
+  if (n->cls >= facts.class_refs.size()) {
+    return DataError("class " + std::to_string(n->cls) + " out of range (chunk has " +
+                     std::to_string(facts.class_refs.size()) + ")");
+  }
+  const fb::NodeClass* k = c->classes()->Get(n->cls);
+  uint64_t n_refs = facts.class_refs[n->cls];
+  if (static_cast<uint64_t>(n->first_ref) + n_refs > col.n_refs) {
+    return DataError("references out of range");
+  }
+  for (uint64_t j = 0; j < n_refs; ++j) {
+    uint32_t d = col.refs[n->first_ref + j];
+    if (d == 0) return DataError("reference " + std::to_string(j + 1) + " points to itself");
+    if (d > id) {
+      return DataError("reference " + std::to_string(j + 1) + " points before the first node");
+    }
+  }
+  fb::Value v(n->value, k->vkind());
+  Status s = CheckValue(c, v, c->tuples() ? c->tuples()->size() : 0);
+  if (!s.ok()) return s;
+  return Status::Ok();
+}
+
+}  // namespace irt::internal
