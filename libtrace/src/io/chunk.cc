@@ -518,4 +518,74 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
   return CheckNodes(c, facts);
 }
 
+std::string DisplayName(const std::string& path) {
+  return path == "-" ? "<stdin>" : "'" + path + "'";
+}
+
+namespace {
+
+uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+}  // namespace
+
+Status FrameChunk(const uint8_t* p, uint64_t avail, bool ended, uint64_t off, uint64_t number,
+                  NodeId base, uint64_t* len_out, ChunkHeader* h, uint64_t* need) {
+  *need = 0;
+  std::string where = "chunk " + std::to_string(number) + " at byte " + std::to_string(off);
+  uint64_t left = avail;
+  if (left >= 12 && memcmp(p + 8, kFileIdentifier, 4) != 0) {
+    if (number == 0) return DataError("not an irtrace trace (no \"IRTC\" file identifier)");
+    return DataError(where + ": bad file identifier (corrupted or not a trace)");
+  }
+  if (left < 12 && !ended) {
+    *need = 12;
+    return Status::Ok();
+  }
+  if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
+  if (left < 4) {
+    return DataError("truncated: " + std::to_string(left) + " stray bytes after chunk " +
+                     std::to_string(number == 0 ? 0 : number - 1));
+  }
+  uint64_t len = LoadU32(p);
+  if (len < 12 || len > kMaxChunkBytes || (len + 4) % 8 != 0) {
+    if (number == 0 && left < 12) return DataError("not an irtrace trace (too short)");
+    return DataError(where + ": size prefix " + std::to_string(len) + " is not a chunk size");
+  }
+  *len_out = len;
+  if (ended && len > left - 4) {
+    return DataError(where + " is truncated: it needs " + std::to_string(len) + " bytes, " +
+                     std::to_string(left - 4) + " remain");
+  }
+  size_t header_need = 0;
+  Status s = internal::ReadChunkHeader(p + 4, len, std::min(len, left - 4), h, &header_need);
+  if (!s.ok()) return s.Prefixed(where);
+  if (h->fields_read) {
+    if (h->format_major > kFormatMajor) {
+      return Unsupported("format version " + std::to_string(h->format_major) + "." +
+                         std::to_string(h->format_minor) + " is newer than this reader's " +
+                         std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
+                         "; a newer irtrace is needed");
+    }
+    if (h->format_major == 0) return DataError(where + ": format version 0 is not a release");
+    if (h->index != number) {
+      return DataError(where + ": numbered " + std::to_string(h->index) + ", expected " +
+                       std::to_string(number) + " (chunks lost or reordered)");
+    }
+    if (h->base != base) {
+      return DataError(where + ": starts at node " + std::to_string(h->base) + ", expected " +
+                       std::to_string(base));
+    }
+  }
+  if (header_need != 0) {
+    *need = 4 + header_need;
+  } else if (len > left - 4) {
+    *need = 4 + len;
+  }
+  return Status::Ok();
+}
+
 }  // namespace irt::internal

@@ -107,6 +107,20 @@ struct NodeColumn {
 };
 NodeColumn NodesOf(const fb::Chunk* chunk, const ChunkFacts& facts);
 
+/// How a path is named in messages: 'path', or <stdin> for "-".
+std::string DisplayName(const std::string& path);
+
+/// Checks the framing of the chunk at `p` and reads its header, from the
+/// first `avail` bytes of it (size prefix included) that are at hand. `ended`
+/// says that no bytes follow those (the input's end); otherwise an ok return
+/// with *need != 0 asks for the first *need bytes, after checking all that the
+/// bytes at hand allow (so a hostile chunk is refused before it is read).
+/// *len_out is the size prefix once it is known to be valid. `off` is the
+/// chunk's byte offset (for messages), `number` the expected chunk number and
+/// `base` the expected first node.
+Status FrameChunk(const uint8_t* p, uint64_t avail, bool ended, uint64_t off, uint64_t number,
+                  NodeId base, uint64_t* len_out, ChunkHeader* h, uint64_t* need);
+
 /// Runs the FlatBuffers verifier and checks every chunk-local table: class
 /// kinds, value kinds and ranges, operand pools, literals, tensors (dtype,
 /// shape, data size), tuples (items refer to lower indices, nesting depth at
