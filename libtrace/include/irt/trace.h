@@ -197,8 +197,27 @@ class Trace {
   std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;
 
   /// The decoded columns of chunk `i`, verified on first use (the type is
-  /// internal to libtrace). Errors: those of VerifyChunk.
+  /// internal to libtrace), decoded again if they were released. Errors:
+  /// those of VerifyChunk, or a released chunk whose file changed since.
   Result<const internal::ChunkColumns*> columns(uint32_t i) const;
+  /// For a reader that visits a large format-2 trace more than once and can
+  /// let go of chunks (the gradient's passes): the chunks verified from now
+  /// on are decoded into buffers that ReleaseColumns takes back for reuse,
+  /// so that memory is bounded by the chunks held, not the trace. Call
+  /// before VerifyAhead, which then runs only a few chunks ahead of the
+  /// chunks asked for. Internal to libtrace.
+  void UseTransientColumns() const;
+  /// Lets go of the decoded columns of chunk `i` (pointers into them become
+  /// invalid; columns(i) decodes them again). Returns the bytes given back,
+  /// or 0 when the chunk holds none that can be (format 1, decoded before
+  /// UseTransientColumns, or not yet checked against the chunks before it).
+  uint64_t ReleaseColumns(uint32_t i) const;
+  /// For a reader of transient columns that goes on to read chunks from
+  /// the last down (the reverse sweep), and is now at chunk `at`: the
+  /// verifier thread of VerifyAhead, once done, decodes released chunks
+  /// again a few below it, so that columns() finds them ready. Internal to
+  /// libtrace.
+  void DecodeBehind(uint32_t at) const;
   /// The bytes of chunk `i`, its size prefix included (valid while the Trace lives).
   std::span<const uint8_t> chunk_bytes(uint32_t i) const;
   /// OpenOptions::progress (nullptr when none), for the passes over the

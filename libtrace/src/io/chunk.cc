@@ -230,6 +230,38 @@ Status CheckValue(const fb::Chunk* c, const fb::Value& v, size_t tuple_limit) {
   return Status::Ok();
 }
 
+Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes,
+                   GrowBuffer<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed) {
+  PackTables t;
+  if (c->classes()) {
+    t.classes = {reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()),
+                 c->classes()->size()};
+  }
+  t.slots = facts.class_refs;
+  if (c->operands()) t.operands = {c->operands()->data(), c->operands()->size()};
+  if (c->literals()) {
+    t.literals = {reinterpret_cast<const fb::Value*>(c->literals()->Data()), c->literals()->size()};
+  }
+  std::span<const uint8_t> packed;
+  if (c->packed()) packed = {c->packed()->data(), c->packed()->size()};
+  return UnpackNodes(t, packed, c->node_count(), nodes, refs, n_refs, failed);
+}
+
+Status RedecodeChunk(const fb::Chunk* c, ChunkFacts* facts) {
+  uint32_t failed = ~0u;
+  uint64_t n_refs = 0;
+  const uint32_t count = c->node_count();
+  NodeRec* nodes = facts->node_buffer.Reserve(count);
+  Status s = UnpackChunk(c, *facts, nodes, &facts->ref_buffer, &n_refs, &failed);
+  if (s.ok() && (count != facts->decoded_count || n_refs != facts->decoded_n_refs)) {
+    s = DataError("changed");
+  }
+  if (!s.ok()) return DataError("the chunk changed after it was checked (the file was modified)");
+  facts->decoded_nodes = nodes;
+  facts->decoded_refs = facts->ref_buffer.data();
+  return Status::Ok();
+}
+
 Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
   facts->failed_node = kNoNode;
   flatbuffers::Verifier::Options vo;
@@ -349,24 +381,12 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     if (c->nodes() != nullptr || c->refs() != nullptr) {
       return DataError("a format-2 chunk with format-1 node or reference columns");
     }
-    PackTables t;
-    if (c->classes()) {
-      t.classes = {reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()),
-                   c->classes()->size()};
-    }
-    t.slots = facts->class_refs;
-    if (c->operands()) t.operands = {c->operands()->data(), c->operands()->size()};
-    if (c->literals()) {
-      t.literals = {reinterpret_cast<const fb::Value*>(c->literals()->Data()),
-                    c->literals()->size()};
-    }
-    std::span<const uint8_t> packed;
-    if (c->packed()) packed = {c->packed()->data(), c->packed()->size()};
     const uint32_t count = c->node_count();
     // Bounded before anything is allocated (UnpackNodes checks it again).
-    if (count > packed.size() || count > kMaxPackedNodes) {
+    const size_t packed_size = c->packed() ? c->packed()->size() : 0;
+    if (count > packed_size || count > kMaxPackedNodes) {
       return DataError("packed column: " + std::to_string(count) + " nodes in " +
-                       std::to_string(packed.size()) + " bytes (at most one node per byte, " +
+                       std::to_string(packed_size) + " bytes (at most one node per byte, " +
                        std::to_string(kMaxPackedNodes) + " per chunk)");
     }
     NodeRec* nodes;
@@ -379,7 +399,7 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
     GrowBuffer<uint32_t>& refs = facts->arena != nullptr ? scratch : facts->ref_buffer;
     uint32_t failed = ~0u;
     uint64_t n_refs = 0;
-    Status s = UnpackNodes(t, packed, count, nodes, &refs, &n_refs, &failed);
+    Status s = UnpackChunk(c, *facts, nodes, &refs, &n_refs, &failed);
     if (!s.ok()) {
       if (failed != ~0u) facts->failed_node = c->base() + failed;
       return s;

@@ -95,6 +95,9 @@ struct ChunkFacts {
   uint64_t decoded_n_refs = 0;
   GrowBuffer<NodeRec> node_buffer;
   GrowBuffer<uint32_t> ref_buffer;
+  /// Decoded into the buffers above (no arena) for a reader that releases
+  /// and re-decodes chunks (RedecodeChunk).
+  bool transient = false;
 };
 
 /// The node and reference columns of a chunk whose tables VerifyChunk has
@@ -130,6 +133,19 @@ Status FrameChunk(const uint8_t* p, uint64_t avail, bool ended, uint64_t off, ui
 /// chunk: CheckNodes). `prefixed` points at the size prefix; `total` = 4 +
 /// prefix value.
 Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts);
+
+/// Decodes the packed column of a format-2 chunk whose tables VerifyChunk
+/// checked (with `facts`) into `nodes` (room for node_count) and `refs`.
+Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes,
+                   GrowBuffer<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed);
+
+/// Decodes again, into facts' own buffers, a transient format-2 chunk that
+/// VerifyChunk accepted and whose columns were then released (Trace's
+/// ReleaseColumns). The decoder is safe on any bytes; a chunk whose bytes
+/// changed since it was checked (a mapped file modified while it is read)
+/// fails when its counts change, and is otherwise trusted as a format-1
+/// chunk's columns, read in place, are.
+Status RedecodeChunk(const fb::Chunk* c, ChunkFacts* facts);
 
 inline constexpr int kMaxTupleDepth = 64;
 

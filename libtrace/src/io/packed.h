@@ -28,6 +28,14 @@ namespace irt::internal {
 template <typename T>
 class GrowBuffer {
  public:
+  GrowBuffer() = default;
+  GrowBuffer(GrowBuffer&& o) noexcept : data_(std::move(o.data_)), cap_(o.cap_) { o.cap_ = 0; }
+  GrowBuffer& operator=(GrowBuffer&& o) noexcept {
+    data_ = std::move(o.data_);
+    cap_ = o.cap_;
+    o.cap_ = 0;
+    return *this;
+  }
   T* Reserve(size_t n) {
     if (cap_ < n) {
       data_.reset(new T[n]);

@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "io/bytesource.h"
 #include "io/chunk.h"
@@ -247,7 +249,7 @@ struct Trace::Impl {
   // The chunks verified in order from chunk 0, fed to a stack of open calls
   // that checks the closers linking into earlier chunks (what CheckTrace
   // checks): a tool that reads every chunk gets irt-check's verdict.
-  mutable uint32_t frontier = 0;
+  mutable std::atomic<uint32_t> frontier{0};
   mutable internal::CallStack calls;
   Progress* progress = nullptr;
   // The verifier thread of VerifyAhead: while it runs, it alone verifies
@@ -255,6 +257,23 @@ struct Trace::Impl {
   mutable std::thread verifier;
   mutable std::atomic<bool> stop{false};
   mutable bool ahead = false;
+  // Transient columns (UseTransientColumns): decoded chunks given back by
+  // ReleaseColumns (on the caller's thread) keep their buffers in a pool
+  // that verification (on either thread) takes from; the verifier thread
+  // stays at most kLookahead chunks past the highest chunk asked for.
+  static constexpr uint64_t kLookahead = 6;
+  mutable bool transient = false;
+  // Per chunk: 0 decoded, 1 released, 2 being decoded again on the verifier
+  // thread (DecodeBehind), 3 decoded again there, not yet taken by columns().
+  mutable std::unique_ptr<std::atomic<uint8_t>[]> again;
+  mutable std::vector<Status> again_errors;
+  mutable std::atomic<uint32_t> behind{0};    // 1 once DecodeBehind is asked for
+  mutable std::atomic<uint32_t> lowest{~0u};  // where the reader is (DecodeBehind)
+  mutable std::mutex pool_mu;
+  mutable std::vector<
+      std::pair<internal::GrowBuffer<internal::NodeRec>, internal::GrowBuffer<uint32_t>>>
+      pool;
+  mutable std::atomic<uint32_t> wanted{0};
 
   const fb::Chunk* Root(uint32_t i) const {
     return fb::GetSizePrefixedChunk(data + chunks[i].offset);
@@ -264,13 +283,51 @@ struct Trace::Impl {
     state[i].store(v, std::memory_order_release);
     state[i].notify_all();
   }
+  // The verifier thread's second task (DecodeBehind): decodes released
+  // chunks again from the last down, at most kLookahead below the lowest
+  // chunk the reader has asked for.
+  void DecodeBehindLoop() const {
+    while (behind.load(std::memory_order_acquire) == 0) behind.wait(0, std::memory_order_acquire);
+    for (uint32_t j = static_cast<uint32_t>(chunks.size()); j-- > 0;) {
+      uint32_t lo;
+      while (uint64_t{j} + kLookahead < (lo = lowest.load(std::memory_order_acquire)) &&
+             !stop.load(std::memory_order_relaxed)) {
+        lowest.wait(lo, std::memory_order_acquire);
+      }
+      if (stop.load(std::memory_order_relaxed)) return;
+      uint8_t a = 1;
+      if (!again[j].compare_exchange_strong(a, 2, std::memory_order_acq_rel)) continue;
+      try {
+        TakeBuffers(facts[j]);
+        again_errors[j] = internal::RedecodeChunk(Root(j), &facts[j]);
+      } catch (const std::bad_alloc&) {
+        again_errors[j] = IoError("out of memory decoding the chunk again");
+      }
+      again[j].store(3, std::memory_order_release);
+      again[j].notify_all();
+    }
+  }
   // Verifies chunk i and advances the in-order frontier (VerifyChunk's
   // work, on whichever thread owns verification).
   Status Verify(uint32_t i) const;
 
+  void TakeBuffers(ChunkFacts& f) const {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (pool.empty() || f.node_buffer.data() != nullptr) return;
+    f.node_buffer = std::move(pool.back().first);
+    f.ref_buffer = std::move(pool.back().second);
+    pool.pop_back();
+  }
+
   ~Impl() {
     if (verifier.joinable()) {
       stop.store(true, std::memory_order_relaxed);
+      wanted.store(~uint32_t{0}, std::memory_order_release);
+      wanted.notify_all();
+      behind.store(1, std::memory_order_release);
+      behind.notify_all();
+      lowest.store(0, std::memory_order_release);
+      lowest.notify_all();
       verifier.join();
     }
   }
@@ -403,7 +460,78 @@ std::vector<MetaEntry> Trace::trace_meta() const {
 
 Result<const internal::ChunkColumns*> Trace::columns(uint32_t i) const {
   IRT_RETURN_IF_ERROR(VerifyChunk(i));
-  return &impl_->columns[i];
+  Impl& m = *impl_;
+  if (m.transient) {
+    uint8_t a = m.again[i].load(std::memory_order_acquire);
+    if (a != 0) {
+      ChunkFacts& f = m.facts[i];
+      Status s;
+      if (a == 1 && m.again[i].compare_exchange_strong(a, 2, std::memory_order_acq_rel)) {
+        m.TakeBuffers(f);
+        s = internal::RedecodeChunk(m.Root(i), &f);
+      } else {
+        while ((a = m.again[i].load(std::memory_order_acquire)) == 2) {
+          m.again[i].wait(2, std::memory_order_acquire);
+        }
+        s = m.again_errors[i];
+      }
+      if (!s.ok()) {
+        m.again[i].store(1, std::memory_order_release);
+        return DataError(m.name + ": " +
+                         internal::ChunkError(i, m.chunks[i].offset, f, s.message()));
+      }
+      m.columns[i].nodes = f.decoded_nodes;
+      m.columns[i].refs = f.decoded_refs;
+      m.again[i].store(0, std::memory_order_release);
+    }
+  }
+  return &m.columns[i];
+}
+
+void Trace::UseTransientColumns() const {
+  Impl& m = *impl_;
+  if (m.transient || m.ahead) return;
+  m.transient = true;
+  m.again.reset(new std::atomic<uint8_t>[m.chunks.size()]());
+  m.again_errors.assign(m.chunks.size(), Status());
+  for (uint32_t i = 0; i < m.chunks.size(); ++i) {
+    if (m.State(i) != 0) continue;
+    m.facts[i].arena = nullptr;
+    m.facts[i].transient = true;
+  }
+}
+
+uint64_t Trace::ReleaseColumns(uint32_t i) const {
+  Impl& m = *impl_;
+  if (!m.transient || i >= m.chunks.size() || m.State(i) != 1 ||
+      m.again[i].load(std::memory_order_acquire) != 0) {
+    return 0;
+  }
+  ChunkFacts& f = m.facts[i];
+  // A chunk not yet fed to the stack of open calls is read again there.
+  if (!f.transient || !f.packed || m.frontier.load(std::memory_order_acquire) <= i) return 0;
+  uint64_t bytes = uint64_t{f.decoded_count} * sizeof(internal::NodeRec) + f.decoded_n_refs * 4;
+  {
+    std::lock_guard<std::mutex> lock(m.pool_mu);
+    m.pool.emplace_back(std::move(f.node_buffer), std::move(f.ref_buffer));
+  }
+  f.decoded_nodes = nullptr;
+  f.decoded_refs = nullptr;
+  m.columns[i].nodes = nullptr;
+  m.columns[i].refs = nullptr;
+  m.again[i].store(1, std::memory_order_release);
+  return bytes;
+}
+
+void Trace::DecodeBehind(uint32_t at) const {
+  Impl& m = *impl_;
+  if (!m.transient || !m.ahead || at >= m.lowest.load(std::memory_order_relaxed)) return;
+  m.lowest.store(at, std::memory_order_release);
+  m.lowest.notify_all();
+  if (m.behind.load(std::memory_order_relaxed) == 0) {
+    m.behind.store(1, std::memory_order_release);
+    m.behind.notify_all();
+  }
 }
 
 Progress* Trace::progress() const { return impl_->progress; }
@@ -416,6 +544,10 @@ std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
 Status Trace::VerifyChunk(uint32_t i) const {
   Impl& m = *impl_;
   uint8_t st = m.State(i);
+  if (m.ahead && m.transient && i > m.wanted.load(std::memory_order_relaxed)) {
+    m.wanted.store(i, std::memory_order_release);
+    m.wanted.notify_all();
+  }
   if (st == 0 && m.ahead) {
     // The verifier thread reaches every chunk in order.
     while ((st = m.State(i)) == 0) m.state[i].wait(0, std::memory_order_acquire);
@@ -439,6 +571,14 @@ void Trace::VerifyAhead() const {
   m.ahead = true;
   m.verifier = std::thread([&m] {
     for (uint32_t i = 0; i < m.chunks.size(); ++i) {
+      if (m.transient) {
+        // Bounded memory: wait until the reader nears chunk i.
+        uint32_t w;
+        while (i > uint64_t{w = m.wanted.load(std::memory_order_acquire)} + Impl::kLookahead &&
+               !m.stop.load(std::memory_order_relaxed)) {
+          m.wanted.wait(w, std::memory_order_acquire);
+        }
+      }
       if (m.stop.load(std::memory_order_relaxed)) {
         // Chunks left unverified are published as errors, so that no
         // waiter waits forever (the Trace is being destroyed).
@@ -458,12 +598,14 @@ void Trace::VerifyAhead() const {
         m.Publish(i, 2);
       }
     }
+    if (m.transient) m.DecodeBehindLoop();
   });
 }
 
 Status Trace::Impl::Verify(uint32_t i) const {
   const Impl& m = *this;
   const ChunkInfo& info = m.chunks[i];
+  if (m.facts[i].transient) m.TakeBuffers(m.facts[i]);
   Status s = internal::VerifyChunk(m.data + info.offset, info.size + 4, &m.facts[i]);
   if (s.ok()) {
     // The calls left open must be those the next chunk says are open when it

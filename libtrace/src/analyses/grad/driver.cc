@@ -110,16 +110,11 @@ using internal::grad::GradEngine;
 using internal::grad::Prepare;
 using internal::grad::ScalarValue;
 
-Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
-                                 const GradOptions& options) {
-  GradResult r;
-  r.mode = options.mode;
-  bool result_float = false;
-  // The forward pass reads every chunk in order: check and decode them on
-  // a second core meanwhile.
-  trace.VerifyAhead();
-  IRT_RETURN_IF_ERROR(Prepare(trace, &r, &result_float));
-  IRT_RETURN_IF_ERROR(CheckResultDifferentiable(r, result_float));
+namespace {
+
+// Differentiate's passes, once the trace is set up for them.
+Result<GradResult> DifferentiateChecked(const Trace& trace, const RuleSet& rules,
+                                        const GradOptions& options, GradResult r) {
   GradOptions opts = options;
   if (opts.mode == GradMode::kReverse) {
     IRT_ASSIGN_OR_RETURN(r.seed, DefaultSeed(r, opts));
@@ -157,6 +152,27 @@ Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
     }
   }
   return r;
+}
+
+}  // namespace
+
+Result<GradResult> Differentiate(const Trace& trace, const RuleSet& rules,
+                                 const GradOptions& options) {
+  GradResult r;
+  r.mode = options.mode;
+  bool result_float = false;
+  IRT_RETURN_IF_ERROR(Prepare(trace, &r, &result_float));
+  IRT_RETURN_IF_ERROR(CheckResultDifferentiable(r, result_float));
+  // The passes hold a bounded set of decoded chunks (the engine decodes a
+  // chunk again when it comes back to it), and the forward pass reads every
+  // chunk in order: check and decode them on a second core meanwhile.
+  trace.UseTransientColumns();
+  trace.VerifyAhead();
+  try {
+    return DifferentiateChecked(trace, rules, options, std::move(r));
+  } catch (const internal::grad::ColumnsLost& e) {
+    return e.status;
+  }
 }
 
 }  // namespace irt

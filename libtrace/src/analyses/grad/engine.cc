@@ -10,11 +10,65 @@
 
 namespace irt::internal::grad {
 
+void GradEngine::Hold(ChunkView* cv) {
+  cv->held = true;
+  held_.push_back(cv->index);
+  held_bytes_ += cv->bytes;
+}
+
+void GradEngine::Reload(ChunkView* cv) {
+  Result<const internal::ChunkColumns*> c = internal::ColumnsOf(trace_, cv->index);
+  if (!c) throw ColumnsLost{c.error()};
+  cv->nodes = (*c)->nodes;
+  cv->refs = (*c)->refs;
+  cv->released = false;
+  ++reloads_;
+  Hold(cv);
+}
+
+void GradEngine::TrimSlow() {
+  if (reloads_ > 2 * views_.size() + 16 && budget_ < kMaxColumnBudget) {
+    budget_ *= 4;
+    reloads_ = 0;
+    if (held_bytes_ <= budget_) return;
+  }
+  while (held_bytes_ > budget_ && held_.size() > 2) {
+    size_t best = held_.size();
+    for (size_t q = 0; q < held_.size(); ++q) {
+      const ChunkView* v = &views_[held_[q]];
+      if (v == cur_ || v == far_) continue;
+      if (best == held_.size() ||
+          (sweeping_ ? v->index > views_[held_[best]].index : v->tick < views_[held_[best]].tick)) {
+        best = q;
+      }
+    }
+    if (best == held_.size()) return;
+    ChunkView* v = &views_[held_[best]];
+    held_[best] = held_.back();
+    held_.pop_back();
+    held_bytes_ -= v->bytes;
+    v->held = false;
+    // A chunk the trace cannot give back stays decoded, uncounted.
+    if (trace_.ReleaseColumns(v->index) == 0) continue;
+    v->nodes = nullptr;
+    v->refs = nullptr;
+    v->released = true;
+  }
+}
+
 Result<ChunkView*> GradEngine::View(uint32_t ci) {
   ChunkView& cv = views_[ci];
-  if (cv.ready) return &cv;
+  if (cv.ready) {
+    if (cv.released) Reload(&cv);
+    cv.tick = ++clock_;
+    return &cv;
+  }
   // The column reader verified the chunk and every one of its nodes.
   IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(trace_, ci));
+  cv.index = ci;
+  cv.tick = ++clock_;
+  cv.bytes = uint64_t{c->count} * sizeof(internal::NodeRec) + c->n_refs * sizeof(uint32_t);
+  Hold(&cv);
   cv.c = c;
   cv.base = c->base;
   cv.n = c->count;

@@ -136,6 +136,13 @@ struct ClassInfo {
 
 struct ChunkView {
   bool ready = false;
+  // The decoded node and reference columns may be given back to the trace
+  // (GradEngine::Trim) and decoded again on the next Locate.
+  bool released = false;
+  bool held = false;   // counted in GradEngine's held bytes
+  uint32_t index = 0;  // the chunk's
+  uint64_t tick = 0;   // when last entered, for Trim
+  uint64_t bytes = 0;  // of the decoded columns
   const internal::ChunkColumns* c = nullptr;
   NodeId base = 0;
   uint32_t n = 0;
@@ -202,12 +209,31 @@ struct TensorAdj {
   Tensor t;
 };
 
+// Thrown from Locate when a released chunk cannot be decoded again (its file
+// changed since it was checked); Differentiate returns the status.
+struct ColumnsLost {
+  Status status;
+};
+
 // The passes over one trace and what they leave: activity, adjoints or
 // tangents, the root's arguments, statistics.
+//
+// On a trace that uses transient columns (Trace::UseTransientColumns) the
+// engine holds the decoded columns of a bounded set of chunks: Trim gives
+// back the least recently entered ones beyond the budget, at the top of the
+// passes' loops only (a Loc stays valid until then), and Locate decodes a
+// given-back chunk again. A pass that keeps coming back to chunks it gave
+// back (references scattered over the trace) quadruples the budget, up to
+// kMaxColumnBudget. The forward pass gives back the least recently entered
+// chunk first; the reverse sweep, which walks the chunks from the last
+// down, the highest (those it has left behind).
 class GradEngine {
  public:
   GradEngine(const Trace& trace, const RuleSet& rules, const GradOptions& opts)
-      : trace_(trace), rules_(rules), opts_(opts) {}
+      : trace_(trace),
+        rules_(rules),
+        opts_(opts),
+        budget_(opts.column_budget != 0 ? opts.column_budget : kColumnBudget) {}
 
   Status ForwardPass(bool forward_mode, bool all_float_args);
   Status ReversePass();
@@ -234,7 +260,13 @@ class GradEngine {
     cv = far_;
     if (id - cv->base < cv->n) return {cv, static_cast<uint32_t>(id - cv->base)};
     far_ = &views_[trace_.chunk_of(id)];
+    if (far_->released) Reload(far_);
+    far_->tick = ++clock_;
     return {far_, static_cast<uint32_t>(id - far_->base)};
+  }
+  /// Gives back decoded columns beyond the budget (see the class comment).
+  void Trim() {
+    if (held_bytes_ > budget_) TrimSlow();
   }
   const ClassInfo& Cls(const Loc& l) const { return l.cv->classes[l.cv->nodes[l.local].cls]; }
   const internal::ClassFacts& Facts(const Loc& l) const {
@@ -299,12 +331,25 @@ class GradEngine {
   Status Propagate(uint64_t from_slot, NodeId target, const Loc& from);
   Value AdjointValue(uint64_t slot, const Loc& l, bool take);
 
+  void Hold(ChunkView* cv);
+  void Reload(ChunkView* cv);  // throws ColumnsLost
+  void TrimSlow();
+
+  static constexpr uint64_t kColumnBudget = uint64_t{32} << 20;
+  static constexpr uint64_t kMaxColumnBudget = uint64_t{1} << 30;
+
   const Trace& trace_;
   const RuleSet& rules_;
   const GradOptions& opts_;
   std::vector<ChunkView> views_;
   ChunkView* cur_ = nullptr;  // Locate's caches
   ChunkView* far_ = nullptr;
+  std::vector<uint32_t> held_;  // views whose columns are held, and their bytes
+  uint64_t held_bytes_ = 0;
+  uint64_t budget_ = kColumnBudget;
+  uint64_t clock_ = 0;
+  uint64_t reloads_ = 0;   // since the budget last grew
+  bool sweeping_ = false;  // Trim gives back the highest chunks first
 
   RankBits varied_;
   Bits touched_;

@@ -119,6 +119,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
                        std::to_string(open.size()) + " calls open");
     }
     cur_ = cv;
+    Trim();
     const internal::NodeRec* nodes = cv->nodes;
     const uint32_t* refs = cv->refs;
     const ClassInfo* classes = cv->classes.data();
@@ -143,6 +144,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         if (open.size() == 1) ++root_children;
         continue;
       }
+      Trim();  // no Loc is held from node to node
       const uint32_t* r = refs + nd.first_ref;
       bool v = false;
       switch (k.cat) {

@@ -406,6 +406,7 @@ Status GradEngine::ReversePass() {
   }
   uint64_t slot = n_active_;
   const std::vector<uint64_t>& words = varied_.words();
+  sweeping_ = true;
   // The sweep counts as a second pass over the trace's nodes: 2^16 nodes
   // (1024 words of the bit set) at a time, so the loop stays as it was.
   Progress* progress = trace_.progress();
@@ -419,7 +420,9 @@ Status GradEngine::ReversePass() {
       NodeId id = w * 64 + static_cast<uint64_t>(bit);
       --slot;
       if (!touched_.Get(slot)) continue;
+      Trim();  // no Loc is held from node to node
       Loc l = Locate(id);
+      if (l.cv != cur_) trace_.DecodeBehind(l.cv->index);
       cur_ = l.cv;
       const ClassInfo& k = Cls(l);
       switch (k.cat) {
