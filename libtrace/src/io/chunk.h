@@ -4,6 +4,7 @@
 #define IRT_SRC_CHUNK_H_
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ class DecodeArena {
   ~DecodeArena();
   /// `bytes` of uninitialised memory, 16-byte aligned. Throws
   /// std::bad_alloc when neither memory nor the file can hold them.
+  /// Thread-safe (both threads of Trace::VerifyAhead decode chunks).
   void* Allocate(size_t bytes);
 
  private:
@@ -68,6 +70,7 @@ class DecodeArena {
     uint8_t* base;
     size_t size, used;
   };
+  std::mutex mu_;
   std::vector<Block> blocks_;
   uint64_t memory_limit_;
   uint64_t memory_bytes_ = 0;  // in anonymous blocks

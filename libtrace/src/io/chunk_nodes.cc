@@ -157,6 +157,7 @@ DecodeArena::~DecodeArena() {
 }
 
 void* DecodeArena::Allocate(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
   bytes = (bytes + 15) & ~size_t{15};
   if (blocks_.empty() || blocks_.back().size - blocks_.back().used < bytes) {
     // Blocks that double from 2 MiB up to 64 MiB (or the request), in whole

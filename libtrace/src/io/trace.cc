@@ -236,9 +236,10 @@ struct Trace::Impl {
   size_t size = 0;
   std::vector<ChunkInfo> chunks;
   bool complete = false;
-  // Lazy verification state per chunk: 0 unverified, 1 good, 2 bad.
-  // Atomic for the verifier thread (VerifyAhead), which publishes a chunk
-  // with a release store once its error, facts and columns are written.
+  // Lazy verification state per chunk: 0 unverified, 1 good, 2 bad, 3
+  // being verified. Atomic for the verifier thread (VerifyAhead): a thread
+  // claims a chunk (0 to 3) before verifying it, and publishes it with a
+  // release store once its error, facts and columns are written.
   mutable std::unique_ptr<std::atomic<uint8_t>[]> state;
   // Chunks whose nodes the progress counter has had (on the caller's thread).
   mutable std::vector<uint8_t> reported;
@@ -251,6 +252,8 @@ struct Trace::Impl {
   // checks): a tool that reads every chunk gets irt-check's verdict.
   mutable std::atomic<uint32_t> frontier{0};
   mutable internal::CallStack calls;
+  mutable std::mutex frontier_mu;  // both threads verify chunks (VerifyAhead)
+  mutable uint32_t fed_bad = ~0u;  // the chunk that failed there, if one did
   Progress* progress = nullptr;
   // The verifier thread of VerifyAhead: while it runs, it alone verifies
   // chunks (in order), and VerifyChunk waits for the chunk it needs.
@@ -279,6 +282,10 @@ struct Trace::Impl {
     return fb::GetSizePrefixedChunk(data + chunks[i].offset);
   }
   uint8_t State(uint32_t i) const { return state[i].load(std::memory_order_acquire); }
+  bool Claim(uint32_t i) const {
+    uint8_t zero = 0;
+    return state[i].compare_exchange_strong(zero, 3, std::memory_order_acq_rel);
+  }
   void Publish(uint32_t i, uint8_t v) const {
     state[i].store(v, std::memory_order_release);
     state[i].notify_all();
@@ -548,9 +555,26 @@ Status Trace::VerifyChunk(uint32_t i) const {
     m.wanted.store(i, std::memory_order_release);
     m.wanted.notify_all();
   }
-  if (st == 0 && m.ahead) {
-    // The verifier thread reaches every chunk in order.
-    while ((st = m.State(i)) == 0) m.state[i].wait(0, std::memory_order_acquire);
+  if ((st == 0 || st == 3) && m.ahead) {
+    // The verifier thread works through the chunks in order. This thread
+    // verifies chunk i when the verifier has not started on it, and while
+    // it waits for it, the next chunk that nobody has started on.
+    while (st == 0 || st == 3) {
+      if (st == 0 && m.Claim(i)) {
+        (void)m.Verify(i);
+      } else {
+        uint32_t end = static_cast<uint32_t>(
+            std::min<uint64_t>(m.chunks.size(), uint64_t{i} + 1 + Impl::kLookahead));
+        uint32_t j = i + 1;
+        while (j < end && !(m.State(j) == 0 && m.Claim(j))) ++j;
+        if (j < end) {
+          (void)m.Verify(j);
+        } else {
+          m.state[i].wait(3, std::memory_order_acquire);
+        }
+      }
+      st = m.State(i);
+    }
   }
   if (st == 0) {
     Status s = m.Verify(i);
@@ -590,7 +614,7 @@ void Trace::VerifyAhead() const {
         }
         return;
       }
-      if (m.State(i) != 0) continue;
+      if (!m.Claim(i)) continue;
       try {
         (void)m.Verify(i);
       } catch (const std::bad_alloc&) {
@@ -628,7 +652,16 @@ Status Trace::Impl::Verify(uint32_t i) const {
   }
   internal::BuildColumns(m.Root(i), info, m.facts[i], &m.columns[i]);
   // Advance the in-order frontier over every chunk verified so far (chunk i
-  // counts as verified here, before it is published).
+  // counts as verified here, before it is published); a chunk verified by
+  // the other thread meanwhile is fed by whichever thread comes after it.
+  std::lock_guard<std::mutex> lock(m.frontier_mu);
+  if (m.fed_bad != ~0u && i > m.fed_bad) {
+    // Read after a chunk that failed across chunks: bad too, whenever it is
+    // verified (so that the verdict does not depend on the order).
+    m.errors[i] = m.errors[m.fed_bad];
+    m.Publish(i, 2);
+    return m.errors[i];
+  }
   auto good = [&](uint32_t f) { return f == i || m.State(f) == 1; };
   while (m.frontier < m.chunks.size() && good(m.frontier)) {
     uint32_t f = m.frontier;
@@ -637,6 +670,7 @@ Status Trace::Impl::Verify(uint32_t i) const {
     if (!fs.ok()) {
       // The chunk is bad after all, and so is every chunk read after it.
       m.errors[f] = DataError(m.name + ": " + At(f, failed, fs.message()));
+      m.fed_bad = f;
       for (uint32_t j = f + 1; j < m.chunks.size(); ++j) {
         if (good(j)) {
           m.errors[j] = m.errors[f];
