@@ -179,33 +179,96 @@ TEST(WriterTest, AppendScalarRefusesMisuse) {
   }
 }
 
+// A writer that dies without Finish leaves its full chunks readable. Writing
+// behind, the last full chunk may still be in flight while the writer
+// lives: it is written by the time the writer is gone.
 TEST(WriterTest, PartialTraceKeepsCompleteChunks) {
-  std::string path = TempPath("partial.fb");
-  {
-    auto out = Output::Open(path);
-    ASSERT_TRUE(out.ok());
-    WriterOptions opts;
-    opts.chunk_nodes = 10;
-    TraceWriter w(out->get(), opts);
-    ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
-    ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
-    ClassId cr = w.DefineClass(root), cc = w.DefineClass(c);
-    w.Append(cr, Value(), {});
-    for (int i = 0; i < 35; ++i) w.Append(cc, Value::I64(i), {});
-    // The writer "dies": no Finish().
-    ASSERT_TRUE((*out)->Commit().ok());
+  for (bool behind : {false, true}) {
+    std::string path = TempPath("partial.fb");
+    {
+      auto out = Output::Open(path);
+      ASSERT_TRUE(out.ok());
+      {
+        WriterOptions opts;
+        opts.chunk_nodes = 10;
+        opts.write_behind = behind;
+        TraceWriter w(out->get(), opts);
+        ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+        ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+        ClassId cr = w.DefineClass(root), cc = w.DefineClass(c);
+        w.Append(cr, Value(), {});
+        for (int i = 0; i < 35; ++i) w.Append(cc, Value::I64(i), {});
+        // The writer "dies": no Finish().
+        if (!behind) {
+          ASSERT_TRUE((*out)->Commit().ok());
+        }
+      }
+      if (behind) {
+        ASSERT_TRUE((*out)->Commit().ok());
+      }
+    }
+    auto strict = Trace::Open(path);
+    ASSERT_FALSE(strict.ok());
+    EXPECT_NE(strict.error().message().find("incomplete"), std::string::npos);
+    auto t = Trace::Open(path, {.allow_partial = true});
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->size(), 30u);
+    auto root = RootCall(*t);
+    ASSERT_TRUE(root.ok());
+    auto kids = Children(*t, *root);
+    ASSERT_TRUE(kids.ok());
+    EXPECT_EQ(kids->size(), 29u);
   }
-  auto strict = Trace::Open(path);
-  ASSERT_FALSE(strict.ok());
-  EXPECT_NE(strict.error().message().find("incomplete"), std::string::npos);
-  auto t = Trace::Open(path, {.allow_partial = true});
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  EXPECT_EQ(t->size(), 30u);
-  auto root = RootCall(*t);
-  ASSERT_TRUE(root.ok());
-  auto kids = Children(*t, *root);
-  ASSERT_TRUE(kids.ok());
-  EXPECT_EQ(kids->size(), 29u);
+}
+
+// Writing behind changes when chunks are written, not what: the same nodes,
+// tensors, strings, metadata and function facts give the same bytes.
+TEST(WriterTest, WritingBehindWritesTheSameBytes) {
+  auto write = [](bool behind, uint16_t format) {
+    std::string path = TempPath("behind.fb");
+    auto out = Output::Open(path);
+    EXPECT_TRUE(out.ok());
+    {
+      WriterOptions opts;
+      opts.chunk_nodes = 7;
+      opts.write_behind = behind;
+      opts.format_major = format;
+      TraceWriter w(out->get(), opts);
+      w.RegisterFunction("p", "function p\nend\n");
+      ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+      ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+      ClassSpec add{.kind = NodeKind::kPrimitive,
+                    .op = "+",
+                    .block = 1,
+                    .pos = 3,
+                    .operands = {OperandSpec::Ref(), OperandSpec::Ref()}};
+      ClassSpec ret{
+          .kind = NodeKind::kReturn, .block = 1, .pos = 4, .operands = {OperandSpec::Ref()}};
+      ClassId cr = w.DefineClass(root), cc = w.DefineClass(c), ca = w.DefineClass(add),
+              ct = w.DefineClass(ret);
+      NodeId m = w.Append(cr, Value(), {});
+      NodeId acc = w.Append(cc, Value::F64(0.5), {});
+      Value tensor = Value::MakeTensor(Tensor::Zeros(DType::kF64, {3}));
+      for (int i = 0; i < 200; ++i) {
+        NodeId k = w.Append(cc, i % 5 == 0 ? tensor : Value::F64(i * 0.25), {});
+        NodeId two[] = {acc, k};
+        if (i % 5 != 0) acc = w.Append(ca, Value::F64(i * 0.75), two);
+        if (i % 17 == 0) w.AddMeta("step", Value::I64(i));
+      }
+      (void)m;
+      NodeId one[] = {acc};
+      w.Append(ct, Value::F64(1.5), one);
+      w.AddTraceMeta("note", Value::String("behind"));
+      EXPECT_TRUE(w.Finish().ok()) << w.status().message();
+    }
+    EXPECT_TRUE((*out)->Commit().ok());
+    return testing::ReadFile(path);
+  };
+  for (uint16_t format : {uint16_t{1}, uint16_t{2}}) {
+    std::string a = write(false, format), b = write(true, format);
+    EXPECT_GT(a.size(), 1000u);
+    EXPECT_EQ(a, b) << "format " << format;
+  }
 }
 
 }  // namespace

@@ -224,6 +224,9 @@ class Writer {
     irt::WriterOptions o;
     o.producer_name = producer;
     o.producer_version = version;
+    // No second thread in a Python process, which may fork (multiprocessing)
+    // while it records; at Python's cost per node, packing is small anyway.
+    o.write_behind = false;
     w_ = std::make_unique<irt::TraceWriter>(out_.get(), o);
   }
 

@@ -60,6 +60,12 @@ struct WriterOptions {
   /// The format written: 2 (packed nodes, the default) or 1 (format 1.1,
   /// for readers older than format 2).
   uint16_t format_major = kFormatMajor;
+  /// Finish (pack) and write each full chunk on a second thread while the
+  /// next one is recorded, when the machine has two cores and no progress
+  /// is counted; at most one chunk is in flight. The bytes written are the
+  /// same either way; an error met there is returned by the next chunk's
+  /// append or by Finish.
+  bool write_behind = true;
 };
 
 class TraceWriter {

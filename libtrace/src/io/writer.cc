@@ -7,8 +7,11 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -39,17 +42,42 @@ struct TraceWriter::Impl {
   };
   std::unordered_map<std::string, FunctionInfo> functions;
 
+  // What one chunk is built from: its tables as the recording adds to
+  // them, then (handed over) its node and reference columns and the parts
+  // FinishChunk takes. Two of them take turns with write_behind.
+  struct ChunkState {
+    flatbuffers::FlatBufferBuilder fbb{1 << 20};
+    std::vector<fb::NodeClass> local_classes;
+    std::vector<uint32_t> operands;
+    std::vector<fb::Value> literals;
+    internal::ValueEncoder enc{&fbb};  // strings, tensors, tuples
+    std::vector<fb::Meta> meta;
+    std::vector<flatbuffers::Offset<fb::FunctionIR>> function_irs;
+    std::vector<fb::Meta> trace_meta;
+    internal::ChunkParts parts;
+    // The columns' buffers while the chunk is handed over (the writer's
+    // own otherwise).
+    std::unique_ptr<StagedNode[]> nodes;
+    std::unique_ptr<uint32_t[]> refs;
+    uint32_t refs_cap = 0;
+
+    void Clear() {
+      fbb.Clear();
+      local_classes.clear();
+      operands.clear();
+      literals.clear();
+      enc.Clear();
+      meta.clear();
+      function_irs.clear();
+      trace_meta.clear();
+    }
+  };
+  std::unique_ptr<ChunkState> cur = std::make_unique<ChunkState>();
+
   // Current chunk.
-  flatbuffers::FlatBufferBuilder fbb{1 << 20};
   uint64_t chunk_index = 0;
   NodeId base = 0;
   uint32_t base_depth = 0;
-  std::vector<fb::NodeClass> local_classes;
-  std::vector<uint32_t> operands;
-  std::vector<fb::Value> literals;
-  internal::ValueEncoder enc{&fbb};  // strings, tensors, tuples
-  std::vector<fb::Meta> meta;
-  std::vector<flatbuffers::Offset<fb::FunctionIR>> function_irs;
   std::unordered_set<std::string> functions_in_chunk;
   std::vector<std::string> chunk_functions;  // in the order of their first call
   // (global class * kNumVKinds + vkind) -> local class id, valid when stamp == chunk_index + 1.
@@ -59,34 +87,59 @@ struct TraceWriter::Impl {
   // Trace-level metadata, kept as values until the final chunk.
   std::vector<std::pair<std::string, Value>> trace_meta;
 
-  uint32_t Intern(std::string_view s) { return enc.Intern(s); }
-  fb::Value Encode(const Value& v) { return enc.Encode(v); }
+  // Writing behind (WriterOptions::write_behind): a full chunk is handed to
+  // a second thread, which finishes (packs) and writes it while the next
+  // one is recorded; at most one chunk is in flight.
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_ptr<ChunkState> in_flight;  // handed over, not yet taken
+  std::unique_ptr<ChunkState> spare;      // written, for reuse
+  bool busy = false;                      // a chunk is handed over or being written
+  bool quit = false;
+  Status behind_status;  // the first error met behind
+
+  ~Impl() {
+    if (!worker.joinable()) return;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !busy; });
+      quit = true;
+    }
+    cv.notify_all();
+    worker.join();
+  }
+
+  uint32_t Intern(std::string_view s) { return cur->enc.Intern(s); }
+  fb::Value Encode(const Value& v) { return cur->enc.Encode(v); }
 
   uint64_t EstimatedBytes(uint32_t n_nodes, uint32_t n_refs) const {
-    return fbb.GetSize() + n_nodes * sizeof(fb::Node) + n_refs * uint64_t{4} +
-           local_classes.size() * sizeof(fb::NodeClass) + operands.size() * 4 +
-           literals.size() * sizeof(fb::Value) + meta.size() * sizeof(fb::Meta) + 1024;
+    const ChunkState& c = *cur;
+    return c.fbb.GetSize() + n_nodes * sizeof(fb::Node) + n_refs * uint64_t{4} +
+           c.local_classes.size() * sizeof(fb::NodeClass) + c.operands.size() * 4 +
+           c.literals.size() * sizeof(fb::Value) + c.meta.size() * sizeof(fb::Meta) + 1024;
   }
 
   uint32_t LocalClass(ClassId cls, VKind vk) {
     size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
     if (local_stamp[key] == chunk_index + 1) return local_of[key];
+    ChunkState& c = *cur;
     const ClassSpec& s = classes[cls].spec;
-    uint32_t first_operand = static_cast<uint32_t>(operands.size());
+    uint32_t first_operand = static_cast<uint32_t>(c.operands.size());
     for (const OperandSpec& o : s.operands) {
       if (o.is_ref) {
-        operands.push_back(0);
+        c.operands.push_back(0);
       } else {
-        literals.push_back(Encode(o.literal));
-        operands.push_back(static_cast<uint32_t>(literals.size()));
+        c.literals.push_back(Encode(o.literal));
+        c.operands.push_back(static_cast<uint32_t>(c.literals.size()));
       }
     }
     uint32_t op = s.op.empty() ? ~0u : Intern(s.op);
     uint8_t flags = (s.has_condition ? 1 : 0) | (s.condition_taken_when ? 2 : 0);
-    local_classes.emplace_back(op, s.block, s.pos, s.aux, first_operand, s.line, s.col,
-                               static_cast<uint16_t>(s.operands.size()),
-                               static_cast<fb::Kind>(s.kind), static_cast<fb::VKind>(vk), flags);
-    uint32_t id = static_cast<uint32_t>(local_classes.size() - 1);
+    c.local_classes.emplace_back(op, s.block, s.pos, s.aux, first_operand, s.line, s.col,
+                                 static_cast<uint16_t>(s.operands.size()),
+                                 static_cast<fb::Kind>(s.kind), static_cast<fb::VKind>(vk), flags);
+    uint32_t id = static_cast<uint32_t>(c.local_classes.size() - 1);
     local_of[key] = id;
     local_stamp[key] = chunk_index + 1;
     return id;
@@ -103,6 +156,7 @@ struct TraceWriter::Impl {
   }
 
   void BuildFunctionIRs() {
+    flatbuffers::FlatBufferBuilder& fbb = cur->fbb;
     for (const std::string& name : chunk_functions) {
       const FunctionInfo& f = functions.find(name)->second;
       uint32_t id = Intern(name);
@@ -114,56 +168,125 @@ struct TraceWriter::Impl {
         blocks = f.flow->blocks;
         branches = internal::EncodeBranches(fbb, *f.flow);
       }
-      function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
+      cur->function_irs.push_back(fb::CreateFunctionIR(fbb, id, ir, blocks, branches));
     }
   }
 
-  Status Flush(bool last, NodeId total, std::span<const fb::Node> nodes,
-               std::span<const uint32_t> refs) {
-    BuildFunctionIRs();
-    auto producer = fb::CreateProducer(fbb, fbb.CreateString(opts.producer_name),
-                                       fbb.CreateString(opts.producer_version));
-    std::vector<fb::Meta> tmeta;
-    if (last) {
-      for (const auto& [k, v] : trace_meta) tmeta.emplace_back(Encode(v), 0, Intern(k));
+  // Finishes a handed-over chunk into its builder and writes it (on either
+  // thread).
+  Status WriteChunk(ChunkState& c) {
+    internal::FinishChunk(c.fbb, c.enc, c.parts);
+    if (c.fbb.GetSize() > kMaxChunkBytes) {
+      return Unsupported("chunk " + std::to_string(c.parts.index) + " would need " +
+                         std::to_string(c.fbb.GetSize()) + " bytes, more than a chunk may hold");
     }
-    internal::ChunkParts parts;
+    out->Write(c.fbb.GetBufferPointer(), c.fbb.GetSize());
+    if (opts.progress != nullptr) opts.progress->Add(c.parts.nodes.size(), c.fbb.GetSize());
+    return Status::Ok();
+  }
+
+  void WorkerLoop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return in_flight != nullptr || quit; });
+      if (in_flight == nullptr) return;
+      std::unique_ptr<ChunkState> c = std::move(in_flight);
+      lock.unlock();
+      Status st;
+      try {
+        st = WriteChunk(*c);
+      } catch (const std::bad_alloc&) {
+        st = IoError("out of memory finishing chunk " + std::to_string(c->parts.index));
+      }
+      c->Clear();
+      lock.lock();
+      if (behind_status.ok() && !st.ok()) behind_status = std::move(st);
+      spare = std::move(c);
+      busy = false;
+      cv.notify_all();
+    }
+  }
+
+  // Waits for the chunk in flight, if any; returns the first error met behind.
+  Status WaitBehind() {
+    if (!worker.joinable()) return Status::Ok();
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return !busy; });
+    return behind_status;
+  }
+
+  // Ends the open chunk, whose columns are the writer's buffers: writes it
+  // here, or hands it (with the buffers, swapped for spare ones) to the
+  // second thread.
+  Status Flush(bool last, NodeId total, TraceWriter& tw) {
+    Status st = WaitBehind();
+    if (!st.ok()) return st;
+    ChunkState& c = *cur;
+    BuildFunctionIRs();
+    auto producer = fb::CreateProducer(c.fbb, c.fbb.CreateString(opts.producer_name),
+                                       c.fbb.CreateString(opts.producer_version));
+    if (last) {
+      for (const auto& [k, v] : trace_meta) c.trace_meta.emplace_back(Encode(v), 0, Intern(k));
+    }
+    internal::ChunkParts& parts = c.parts;
+    parts = internal::ChunkParts{};
     parts.format_major = opts.format_major;
     parts.format_minor = opts.format_major == 1 ? kFormat1Minor : kFormatMinor;
     parts.producer = producer;
     parts.index = chunk_index;
     parts.base = base;
     parts.base_depth = base_depth;
-    parts.nodes = nodes;
-    parts.refs = refs;
-    parts.classes = &local_classes;
-    parts.operands = &operands;
-    parts.literals = &literals;
-    parts.meta = &meta;
-    parts.functions = &function_irs;
+    parts.classes = &c.local_classes;
+    parts.operands = &c.operands;
+    parts.literals = &c.literals;
+    parts.meta = &c.meta;
+    parts.functions = &c.function_irs;
     parts.last = last;
-    parts.trace_meta = &tmeta;
+    parts.trace_meta = &c.trace_meta;
     parts.total_nodes = total;
-    internal::FinishChunk(fbb, enc, parts);
-    Status st;
-    if (fbb.GetSize() > kMaxChunkBytes) {
-      st = Unsupported("chunk " + std::to_string(chunk_index) + " would need " +
-                       std::to_string(fbb.GetSize()) + " bytes, more than a chunk may hold");
-    } else {
-      out->Write(fbb.GetBufferPointer(), fbb.GetSize());
-      if (opts.progress != nullptr) opts.progress->Add(nodes.size(), fbb.GetSize());
-    }
-    fbb.Clear();
-    local_classes.clear();
-    operands.clear();
-    literals.clear();
-    enc.Clear();
-    meta.clear();
-    function_irs.clear();
     functions_in_chunk.clear();
     chunk_functions.clear();
     ++chunk_index;
-    return st;
+    const uint32_t n_nodes = tw.n_nodes_, n_refs = tw.n_refs_;
+    bool behind = opts.write_behind && !last && opts.progress == nullptr &&
+                  (worker.joinable() || std::thread::hardware_concurrency() >= 2);
+    if (!behind) {
+      parts.nodes = {reinterpret_cast<const fb::Node*>(tw.nodes_.get()), n_nodes};
+      parts.refs = {tw.refs_.get(), n_refs};
+      st = WriteChunk(c);
+      c.Clear();
+      return st;
+    }
+    // The chunk takes the writer's buffers; the writer takes the spare
+    // state's (new ones at first).
+    std::unique_ptr<ChunkState> next;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      next = std::move(spare);
+    }
+    if (next == nullptr) next = std::make_unique<ChunkState>();
+    if (next->nodes == nullptr) {
+      next->nodes.reset(new StagedNode[opts.chunk_nodes]);
+      next->refs.reset(new uint32_t[tw.refs_cap_]);
+      next->refs_cap = tw.refs_cap_;
+    }
+    std::swap(c.nodes, tw.nodes_);
+    std::swap(c.refs, tw.refs_);
+    std::swap(c.refs_cap, tw.refs_cap_);
+    std::swap(next->nodes, tw.nodes_);
+    std::swap(next->refs, tw.refs_);
+    std::swap(next->refs_cap, tw.refs_cap_);
+    parts.nodes = {reinterpret_cast<const fb::Node*>(c.nodes.get()), n_nodes};
+    parts.refs = {c.refs.get(), n_refs};
+    if (!worker.joinable()) worker = std::thread([this] { WorkerLoop(); });
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      in_flight = std::move(cur);
+      busy = true;
+    }
+    cur = std::move(next);
+    cv.notify_all();
+    return Status::Ok();
   }
 };
 
@@ -288,8 +411,7 @@ bool TraceWriter::Admit(ClassId cls, const NodeId* refs, size_t n_refs, uint64_t
   if (n_nodes_ > 0 && (n_nodes_ >= w.opts.chunk_nodes ||
                        w.EstimatedBytes(n_nodes_, n_refs_) + extra > w.opts.chunk_bytes ||
                        uint64_t{n_refs_} + n_refs + 1 > internal::kMaxPackedRefs)) {
-    Status st = w.Flush(false, 0, {reinterpret_cast<const fb::Node*>(nodes_.get()), n_nodes_},
-                        {refs_.get(), n_refs_});
+    Status st = w.Flush(false, 0, *this);
     n_nodes_ = 0;
     n_refs_ = 0;
     ++chunk_stamp_;
@@ -399,7 +521,7 @@ void TraceWriter::AddMeta(std::string_view key, const Value& value) {
     Fail(s.Prefixed("metadata of node " + std::to_string(next_id_ - 1)));
     return;
   }
-  w.meta.emplace_back(w.Encode(value), n_nodes_ - 1, w.Intern(key));
+  w.cur->meta.emplace_back(w.Encode(value), n_nodes_ - 1, w.Intern(key));
   UpdateFastLimit();
 }
 
@@ -413,9 +535,7 @@ Status TraceWriter::Finish() {
     Fail(Internal("finish: " + std::to_string(open_calls_.size()) + " calls are still open"));
     return status_;
   }
-  Status st =
-      impl_->Flush(true, next_id_, {reinterpret_cast<const fb::Node*>(nodes_.get()), n_nodes_},
-                   {refs_.get(), n_refs_});
+  Status st = impl_->Flush(true, next_id_, *this);
   n_nodes_ = 0;
   n_refs_ = 0;
   ++chunk_stamp_;
