@@ -169,6 +169,36 @@ TEST(GradTest, ChunksGivenBackAndDecodedAgainGiveTheSameDerivatives) {
   }
 }
 
+// A NodeView taken between two gradients of the same trace reads its node
+// after the second gave its chunk back: the chunk is decoded again.
+TEST(GradTest, NodeViewsOutliveTheChunksAGradientGivesBack) {
+  std::string text = ReadFile(Source("testdata/ir/looprec.ir"));
+  WriterOptions small;
+  small.chunk_nodes = 16;
+  std::string path = TraceIR(text, "looprec", {Value::F64(1.01), Value::I64(30)}, small);
+  auto t = Trace::Open(path);
+  auto fresh = Trace::Open(path);
+  ASSERT_TRUE(t.ok() && fresh.ok());
+  GradOptions o;
+  o.column_budget = 1;
+  ASSERT_TRUE(Differentiate(*t, DefaultRules(), o).ok());
+  std::vector<NodeView> views;
+  for (NodeId id = 0; id < t->size(); id += 5) {
+    auto v = t->node(id);
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    views.push_back(*v);
+  }
+  auto again = Differentiate(*t, DefaultRules(), o);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  for (const NodeView& v : views) {
+    auto w = fresh->node(v.id());
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(v.kind(), w->kind()) << v.id();
+    EXPECT_EQ(v.bits(), w->bits()) << v.id();
+    EXPECT_EQ(v.refs(), w->refs()) << v.id();
+  }
+}
+
 TEST(GradTest, SeedExamples) {
   auto f = Grad(TraceIR(kF, "f", {Value::F64(1.0)}));
   ASSERT_TRUE(f.ok()) << f.status().message();

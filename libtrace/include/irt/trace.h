@@ -21,6 +21,7 @@ namespace irt {
 
 namespace internal {
 struct ChunkColumns;  // libtrace's column reader (opaque outside libtrace)
+class RawNode;
 }  // namespace internal
 
 /// The newest format version this library reads and the one it writes by
@@ -83,14 +84,17 @@ struct MetaEntry {
 
 class Trace;
 
-/// A checked view of one node. Valid while its Trace lives.
+/// A checked view of one node. Valid while its Trace lives (a chunk whose
+/// decoded columns a gradient's passes gave back is decoded again when the
+/// view is read).
 class NodeView {
  public:
   NodeView() = default;
   /// Made by Trace::node (and by libtrace's column reader, whose windows
   /// hold the chunk's columns; every node of them has been checked).
-  NodeView(const internal::ChunkColumns* columns, uint32_t local, NodeId id)
-      : columns_(columns), local_(local), id_(id) {}
+  NodeView(const internal::ChunkColumns* columns, uint32_t local, NodeId id,
+           const Trace* trace = nullptr)
+      : columns_(columns), trace_(trace), local_(local), id_(id) {}
   NodeId id() const { return id_; }
   NodeKind kind() const;
   VKind vkind() const;
@@ -123,7 +127,9 @@ class NodeView {
   std::optional<Value> meta(std::string_view key) const;
 
  private:
+  internal::RawNode Raw() const;
   const internal::ChunkColumns* columns_ = nullptr;
+  const Trace* trace_ = nullptr;  // to decode given-back columns again
   uint32_t local_ = 0;
   NodeId id_ = 0;
 };
