@@ -207,11 +207,28 @@ struct TraceWriter::Impl {
     }
   }
 
-  // Waits for the chunk in flight, if any; returns the first error met behind.
+  // Returns once no chunk is in flight, and the first error met behind. A
+  // chunk the second thread has not started on (on a loaded machine it may
+  // not get a core for a while) is taken back and written here; one it is
+  // writing is waited for.
   Status WaitBehind() {
     if (!worker.joinable()) return Status::Ok();
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return !busy; });
+    std::unique_ptr<ChunkState> taken;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (in_flight != nullptr) {
+        taken = std::move(in_flight);
+      } else {
+        cv.wait(lock, [&] { return !busy; });
+        return behind_status;
+      }
+    }
+    Status st = WriteChunk(*taken);
+    taken->Clear();
+    std::lock_guard<std::mutex> lock(mu);
+    if (behind_status.ok() && !st.ok()) behind_status = std::move(st);
+    spare = std::move(taken);
+    busy = false;
     return behind_status;
   }
 
