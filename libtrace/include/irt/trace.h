@@ -195,9 +195,11 @@ class Trace {
   /// For a reader that will read every chunk in order: verifies them ahead
   /// of it, in order, on a second thread (when the machine has two cores and
   /// the trace two chunks), so that checking and decoding a chunk overlap
-  /// with the caller's work on the one before. VerifyChunk then waits for
-  /// the chunk it is asked for; results and errors are those of verifying
-  /// on the caller's thread.
+  /// with the caller's work on the one before. VerifyChunk then verifies
+  /// the chunk it is asked for itself when the second thread has not
+  /// started on it, and while it waits for it verifies a later one nobody
+  /// has started; results and errors are those of verifying on the
+  /// caller's thread alone.
   void VerifyAhead() const;
   /// The IR text of a function, looked up in the chunk holding `near` first.
   std::optional<std::string_view> FunctionIR(std::string_view name, NodeId near) const;

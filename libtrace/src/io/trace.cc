@@ -255,8 +255,9 @@ struct Trace::Impl {
   mutable std::mutex frontier_mu;  // both threads verify chunks (VerifyAhead)
   mutable uint32_t fed_bad = ~0u;  // the chunk that failed there, if one did
   Progress* progress = nullptr;
-  // The verifier thread of VerifyAhead: while it runs, it alone verifies
-  // chunks (in order), and VerifyChunk waits for the chunk it needs.
+  // The verifier thread of VerifyAhead: while it runs, it verifies chunks
+  // in order, and VerifyChunk verifies the chunk it needs (or, while that
+  // one is being verified, one after it) when nobody has claimed it.
   mutable std::thread verifier;
   mutable std::atomic<bool> stop{false};
   mutable bool ahead = false;

@@ -11,7 +11,6 @@
 namespace irt::internal::grad {
 
 void GradEngine::Hold(ChunkView* cv) {
-  cv->held = true;
   held_.push_back(cv->index);
   held_bytes_ += cv->bytes;
 }
@@ -47,7 +46,6 @@ void GradEngine::TrimSlow() {
     held_[best] = held_.back();
     held_.pop_back();
     held_bytes_ -= v->bytes;
-    v->held = false;
     // A chunk the trace cannot give back stays decoded, uncounted.
     if (trace_.ReleaseColumns(v->index) == 0) continue;
     v->nodes = nullptr;

@@ -139,7 +139,6 @@ struct ChunkView {
   // The decoded node and reference columns may be given back to the trace
   // (GradEngine::Trim) and decoded again on the next Locate.
   bool released = false;
-  bool held = false;   // counted in GradEngine's held bytes
   uint32_t index = 0;  // the chunk's
   uint64_t tick = 0;   // when last entered, for Trim
   uint64_t bytes = 0;  // of the decoded columns
