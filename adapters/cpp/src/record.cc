@@ -266,6 +266,24 @@ struct FnState {
   uint32_t next_pos = 0;
   uint32_t blocks = 1;
   std::map<std::pair<uint32_t, uint32_t>, BranchFact> facts;
+  // What every call of the function looks up alike, found once: the class
+  // of its %1 (kNoCls until known), of each argument with (1) and without
+  // (0) a reference to the caller's node, and, per block, whether the fact
+  // of a Return from it is registered.
+  static constexpr ClassId kNoCls = ~ClassId{0};
+  ClassId self_cls = kNoCls;
+  Value self;  // the value of %1
+  std::vector<ClassId> arg_cls[2];
+  std::vector<uint8_t> return_fact;
+  std::vector<ClassId> return_cls;  // by block: a Return of a reference
+  // The last call statement into the function without literal arguments:
+  // where it was (the caller's function and block) and its classes.
+  struct CallMemo {
+    uint32_t caller_fn = ~0u, caller_block = 0;
+    Shape shape = Shape::kCall;
+    ClassId cls = 0, err_cls = 0;
+    uint32_t pos = 0;
+  } call_memo;
 };
 
 struct Import {
@@ -748,6 +766,22 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
 
 // ---------------------------------------------------------------- calls
 
+namespace {
+
+// The Argument node of the callee for argument `i` (from 0), of class `cls`.
+void AppendArgument(Recorder::Impl& r, Frame& f, const ArgRef& a, ClassId cls, NodeId ref,
+                    bool has_ref, uint32_t i) {
+  NodeId id = r.AppendValue(cls, a.op, &ref, has_ref ? 1 : 0);
+  if (a.rebind_id != nullptr) {
+    *a.rebind_id = id;
+    *a.rebind_serial = f.serial;
+    *a.rebind_pos = i + 2;
+  }
+  if (a.op.id != kNoNode) r.import_pool.push_back({a.op.serial, a.op.id, id, i + 2});
+}
+
+}  // namespace
+
 CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   Recorder* rec = t_current;
   if (rec == nullptr) return;
@@ -854,33 +888,48 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
       return s;
     };
     Shape shape = recur ? Shape::kCall : Shape::kPrimCall;
-    Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
-    bool fresh;
-    ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
-    if (!Recorder::Impl::LiteralsFit(*e, fresh, ops, n, mask)) {
-      e->varying = true;
-      n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
-      k.lit_mask = 0;
-      mask = 0;
-      e = &r.ClassFor(k, make, &arg, &fresh);
+    FnState::CallMemo& memo = r.fns[fi].call_memo;
+    ClassId call_cls;
+    if (mask == 0 && memo.caller_fn == caller.fn && memo.caller_block == caller.block &&
+        memo.shape == shape) {
+      // Called again from where it was last: the classes the lookups below
+      // found then (without literals, nothing else can differ).
+      call_cls = memo.cls;
+      nf.call_pos = memo.pos;
+      nf.call_error_cls = memo.err_cls;
+      for (uint32_t i = 0; i < n; ++i) arg_refs[i] = caller_refs[i];
+    } else {
+      Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
+      bool fresh;
+      ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
+      if (!Recorder::Impl::LiteralsFit(*e, fresh, ops, n, mask)) {
+        e->varying = true;
+        n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
+        k.lit_mask = 0;
+        mask = 0;
+        e = &r.ClassFor(k, make, &arg, &fresh);
+      }
+      for (uint32_t i = 0, j = 0; i < n; ++i) {
+        arg_refs[i] = (mask & (1u << i)) ? kNoNode : caller_refs[j++];
+      }
+      call_cls = e->cls;
+      nf.call_pos = e->pos;
+      arg.pos = e->pos;
+      Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
+      bool fresh_err;
+      nf.call_error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
+      if (mask == 0)
+        memo = {caller.fn, caller.block, shape, call_cls, nf.call_error_cls, nf.call_pos};
     }
-    for (uint32_t i = 0, j = 0; i < n; ++i) {
-      arg_refs[i] = (mask & (1u << i)) ? kNoNode : caller_refs[j++];
-    }
-    nf.call_pos = e->pos;
-    arg.pos = e->pos;
-    Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
-    bool fresh_err;
-    nf.call_error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
     if (!recur) {
       nf.muted = true;
       nf.prim_top = true;
-      nf.prim_cls = e->cls;
+      nf.prim_cls = call_cls;
       r.PushFrame(nf, caller_refs, n_refs);
       r.Sync();
       return;
     }
-    nf.marker = w.AppendScalar(e->cls, VKind::kNone, 0, caller_refs, n_refs);
+    nf.marker = w.AppendScalar(call_cls, VKind::kNone, 0, caller_refs, n_refs);
     if (r.wants_nodes) r.Notify(nf.marker, NodeKind::kCall, fn.name, caller, loc);
     r.PushFrame(nf, caller_refs, n_refs);
   }
@@ -888,7 +937,8 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   // reference to the caller's node when there is one.
   r.Sync();
   Frame& f = r.frames.back();
-  {
+  FnState& fs = r.fns[fi];
+  if (fs.self_cls == FnState::kNoCls) {
     Key k{&fn, fi, 1, 0, 1, 0, Shape::kArgument, 0};
     bool fresh;
     ClassEntry& e = r.ClassFor(
@@ -901,12 +951,21 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
           return s;
         },
         nullptr, &fresh);
-    w.Append(e.cls, Value::Function(fn.name), {});
+    fs.self_cls = e.cls;
+    fs.self = Value::Function(fn.name);
   }
+  w.Append(fs.self_cls, fs.self, {});
   uint32_t i = 0;
   for (const ArgRef& a : args) {
     NodeId ref = arg_refs[i];
     bool has_ref = ref != kNoNode;
+    std::vector<ClassId>& known = fs.arg_cls[has_ref ? 1 : 0];
+    if (known.size() <= i) known.resize(i + 1, FnState::kNoCls);
+    if (known[i] != FnState::kNoCls) {
+      AppendArgument(r, f, a, known[i], ref, has_ref, i);
+      ++i;
+      continue;
+    }
     Key k{&fn, fi, 1, has_ref ? 1u : 0u, i + 2, 0, Shape::kArgument, 0};
     bool fresh;
     struct P {
@@ -925,18 +984,26 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
           return s;
         },
         &p, &fresh);
-    NodeId id = r.AppendValue(e.cls, a.op, &ref, has_ref ? 1 : 0);
-    if (a.rebind_id != nullptr) {
-      *a.rebind_id = id;
-      *a.rebind_serial = f.serial;
-      *a.rebind_pos = i + 2;
-    }
-    if (a.op.id != kNoNode) r.import_pool.push_back({a.op.serial, a.op.id, id, i + 2});
+    known[i] = e.cls;
+    AppendArgument(r, f, a, e.cls, ref, has_ref, i);
     ++i;
   }
 }
 
 namespace {
+
+// Marks the innermost frame closed by its Return `ret`, and tells the caller
+// where the call's value is.
+void FinishReturn(Recorder::Impl& r, Frame& f, NodeId ret, uint32_t* serial, uint32_t* pos,
+                  NodeId* id) {
+  f.closed = true;
+  r.Sync();
+  if (r.frames.size() >= 2) {
+    *serial = r.frames[r.frames.size() - 2].serial;
+    *pos = f.call_pos;
+    *id = ret;
+  }
+}
 
 // Closes the innermost frame with a Return of `v` (or of nothing).
 void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* serial, uint32_t* pos,
@@ -946,6 +1013,13 @@ void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* se
   uint32_t n_refs = 0;
   Loc loc{};
   uint8_t mask = r.Resolve(f, &o, 1, loc, &ref, &n_refs);
+  FnState& fs = r.fns[f.fn];
+  if (mask == 0 && f.block < fs.return_cls.size() && fs.return_cls[f.block] != FnState::kNoCls) {
+    // A reference returned from this block before: its class and fact are known.
+    NodeId ret = r.AppendValue(fs.return_cls[f.block], o, &ref, n_refs);
+    FinishReturn(r, f, ret, serial, pos, id);
+    return;
+  }
   Key k{nullptr, f.fn, f.block, 0, 0, 0, Shape::kReturn, mask};
   bool fresh;
   ClassEntry* e = &r.ClassFor(
@@ -980,18 +1054,21 @@ void CloseWithReturn(Recorder::Impl& r, Frame& f, const Operand* v, uint32_t* se
         },
         nullptr, &fresh);
   }
-  BranchFact b;
-  b.block = f.block;
-  b.pos = 1;
-  r.AddFact(f.fn, b);
-  NodeId ret = r.AppendValue(e->cls, o, &ref, n_refs);
-  f.closed = true;
-  r.Sync();
-  if (r.frames.size() >= 2) {
-    *serial = r.frames[r.frames.size() - 2].serial;
-    *pos = f.call_pos;
-    *id = ret;
+  std::vector<uint8_t>& known = fs.return_fact;
+  if (known.size() <= f.block) known.resize(f.block + 1, 0);
+  if (!known[f.block]) {
+    BranchFact b;
+    b.block = f.block;
+    b.pos = 1;
+    r.AddFact(f.fn, b);
+    known[f.block] = 1;
   }
+  if (mask == 0) {
+    if (fs.return_cls.size() <= f.block) fs.return_cls.resize(f.block + 1, FnState::kNoCls);
+    fs.return_cls[f.block] = e->cls;
+  }
+  NodeId ret = r.AppendValue(e->cls, o, &ref, n_refs);
+  FinishReturn(r, f, ret, serial, pos, id);
 }
 
 }  // namespace
