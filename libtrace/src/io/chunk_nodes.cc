@@ -25,6 +25,12 @@ Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
   const uint32_t* const refs = c.refs;
   const NodeId base = c.base;
   const uint32_t count = c.count;
+  // A chunk whose classes open and close no call (most of a long loop's)
+  // leaves the stack as it is: its nodes need not be read.
+  if (std::none_of(c.classes.begin(), c.classes.end(),
+                   [](const ClassFacts& k) { return k.kind == NodeKind::kCall || k.closer(); })) {
+    return Status::Ok();
+  }
   for (uint32_t local = 0; local < count; ++local) {
     const NodeRec& node = nodes[local];
     const ClassFacts& k = classes[node.cls];
@@ -240,11 +246,16 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   // plain pointers in the loop, not thread_local accesses.
   thread_local std::vector<int64_t> container_buf;
   thread_local std::vector<uint8_t> closed_buf;
+  thread_local std::vector<fb::Kind> kind_buf;
   if (container_buf.size() < n) container_buf.resize(n);
+  if (kind_buf.size() < n) kind_buf.resize(n);
   closed_buf.assign(n, 0);
   int64_t* const container = container_buf.data();
   uint8_t* const closed = closed_buf.data();  // by local marker index
-  std::vector<uint32_t> open;                 // local markers of the calls opened here, still open
+  // The kind of each node checked so far, by local index: a reference's
+  // target is looked up here, one byte, not through its 16-byte record.
+  fb::Kind* const kind_at = kind_buf.data();
+  std::vector<uint32_t> open;           // local markers of the calls opened here, still open
   std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
   uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open
   uint32_t pre_last_jump = 0;           // the innermost of those: local index + 1 of its last jump
@@ -259,23 +270,34 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       c->classes() ? reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()) : nullptr;
   const uint32_t* refs = col.refs;
   const uint64_t nclasses = facts->class_refs.size();
-  const uint16_t* const class_refs = facts->class_refs.data();
   const uint64_t pool = col.n_refs;
-  // Per class, how its values are checked: 0 any bits, 1 Bool (0 or 1),
-  // 2 Float32 (high half zero), 3 an index (CheckNode checks it).
-  // And each class's kind, in a byte array: the target of every reference
-  // is looked up by it.
-  std::vector<uint8_t> value_check(nclasses);
-  std::vector<fb::Kind> kinds(nclasses);
+  // What the loop needs of each class, in one load.
+  struct ClassCheck {
+    uint32_t aux;    // a block argument's position
+    uint16_t nrefs;  // reference slots (a closer's link last)
+    fb::Kind kind;
+    uint8_t value_check;  // 0 any bits, 1 Bool (0 or 1), 2 Float32 (high half
+                          // zero), 3 an index (CheckNode checks it)
+    uint8_t closer;       // Return or Error
+    uint8_t block_arg;    // an Argument with aux != 0
+  };
+  thread_local std::vector<ClassCheck> class_buf;
+  class_buf.resize(nclasses);
   for (uint64_t i = 0; i < nclasses; ++i) {
-    fb::VKind v = classes[i].vkind();
-    value_check[i] = v == fb::VKind::Bool     ? 1
-                     : v == fb::VKind::F32    ? 2
-                     : v >= fb::VKind::String ? 3
-                                              : 0;
-    kinds[i] = classes[i].kind();
+    const fb::NodeClass& k = classes[i];
+    const fb::VKind v = k.vkind();
+    const fb::Kind kind = k.kind();
+    class_buf[i] = {k.aux(),
+                    facts->class_refs[i],
+                    kind,
+                    static_cast<uint8_t>(v == fb::VKind::Bool     ? 1
+                                         : v == fb::VKind::F32    ? 2
+                                         : v >= fb::VKind::String ? 3
+                                                                  : 0),
+                    static_cast<uint8_t>(kind == fb::Kind::Return || kind == fb::Kind::Error),
+                    static_cast<uint8_t>(kind == fb::Kind::Argument && k.aux() != 0)};
   }
-  const fb::Kind* const kind_of = kinds.data();
+  const ClassCheck* const cls_of = class_buf.data();
   // The call holding the current node as a body node, encoded as in `container`.
   int64_t current = -static_cast<int64_t>(pre_open);
   for (uint32_t local = 0; local < n; ++local) {
@@ -283,9 +305,9 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     const NodeRec* node = &nodes[local];
     // CheckNode's checks, inline on the common path; it words the failure.
     const uint32_t cls = node->cls;
-    bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + class_refs[cls] <= pool;
+    bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + cls_of[cls].nrefs <= pool;
     if (fast_ok) {
-      switch (value_check[cls]) {
+      switch (cls_of[cls].value_check) {
         case 1:
           fast_ok = node->value <= 1;
           break;
@@ -304,8 +326,9 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       Status s = CheckNode(c, *facts, local, id);
       if (!s.ok()) return NodeCheckError(c, facts, local, id);
     }
-    const fb::NodeClass* k = &classes[cls];
-    const fb::Kind kind = kind_of[cls];
+    const ClassCheck k = cls_of[cls];
+    const fb::Kind kind = k.kind;
+    kind_at[local] = kind;
     if (id == 0) {
       if (kind != fb::Kind::Call) {
         return NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind));
@@ -314,10 +337,8 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       return NodeError(facts, id, Why::kAfterRoot);
     }
     container[local] = current;
-    const bool closer = kind == fb::Kind::Return || kind == fb::Kind::Error;
-    const bool block_arg = kind == fb::Kind::Argument && k->aux() != 0;
-    const uint32_t nrefs = class_refs[cls];
-    const uint32_t nvalue_refs = closer ? nrefs - 1 : nrefs;
+    const uint32_t nrefs = k.nrefs;
+    const uint32_t nvalue_refs = k.closer ? nrefs - 1 : nrefs;
     const uint32_t* node_refs = refs + node->first_ref;
     for (uint32_t j = 0; j < nrefs; ++j) {
       const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
@@ -328,26 +349,25 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       if (t < base) {
         // A block argument's jump lies in an earlier chunk only when its call
         // began there and has made no jump in this chunk yet.
-        if (block_arg && (!open.empty() || pre_last_jump != 0)) {
+        if (k.block_arg && (!open.empty() || pre_last_jump != 0)) {
           return NodeError(facts, id, Why::kBlockArgJump);
         }
         continue;  // in an earlier chunk: the streaming checker looks further
       }
       const uint32_t tl = static_cast<uint32_t>(t - base);
-      const uint32_t tc = nodes[tl].cls;
-      const fb::Kind tkind = kind_of[tc];
+      const fb::Kind tkind = kind_at[tl];
       if (tkind == fb::Kind::Call) {
         return NodeError(facts, id, Why::kRefMarker, j + 1, t);
       }
-      if (block_arg) {
+      if (k.block_arg) {
         uint32_t want = open.empty() ? pre_last_jump : last_jump.back();
         if (tkind != fb::Kind::Jump || want != tl + 1) {
           return NodeError(facts, id, Why::kBlockArgJump);
         }
-        const fb::NodeClass* tk = &classes[tc];
+        const fb::NodeClass* tk = &classes[nodes[tl].cls];
         uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
-        if (k->aux() > passed) {
-          return NodeError(facts, id, Why::kBlockArgK, k->aux(), passed);
+        if (k.aux > passed) {
+          return NodeError(facts, id, Why::kBlockArgK, k.aux, passed);
         }
         continue;
       }
