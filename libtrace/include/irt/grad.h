@@ -46,7 +46,7 @@ struct GradOptions {
   /// Keep every node's adjoint for WriteAnnotated (reverse mode).
   bool keep_adjoints = false;
   /// Bytes of decoded node columns (format 2) that Differentiate's passes
-  /// hold at once; 0 means 32 MiB. The passes decode a chunk again when
+  /// hold at once; 0 means 8 MiB. The passes decode a chunk again when
   /// they come back to it, and raise the bound themselves (up to 1 GiB)
   /// when the trace's references make them come back often.
   uint64_t column_budget = 0;

@@ -334,7 +334,7 @@ class GradEngine {
   void Reload(ChunkView* cv);  // throws ColumnsLost
   void TrimSlow();
 
-  static constexpr uint64_t kColumnBudget = uint64_t{32} << 20;
+  static constexpr uint64_t kColumnBudget = uint64_t{8} << 20;
   static constexpr uint64_t kMaxColumnBudget = uint64_t{1} << 30;
 
   const Trace& trace_;
