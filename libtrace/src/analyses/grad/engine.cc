@@ -1,5 +1,7 @@
 // The engine's chunk views and node queries, and its results: the
 // adjoints and tangents of the root's arguments and result.
+#include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -257,13 +259,30 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
                   taking + " at " + NodeName(id) + hint);
 }
 
+double* AdjointPages::Fill(uint64_t page) {
+  double* p;
+  if (!free_.empty()) {
+    p = free_.back();
+    free_.pop_back();
+    std::memset(p, 0, kPage * sizeof(double));
+  } else {
+    // A block this large comes from the kernel already zero: calloc does
+    // not write it again.
+    p = static_cast<double*>(std::calloc(kPage, sizeof(double)));
+    if (p == nullptr) throw std::bad_alloc();
+    store_.emplace_back(p);
+  }
+  pages_[page] = p;
+  return p;
+}
+
 std::optional<Value> GradEngine::Adjoint(NodeId id) {
   if (!varied_.Get(id)) return std::nullopt;
   uint64_t s = varied_.Rank(id);
   if (!touched_.Get(s)) return std::nullopt;
   Loc l = Locate(id);
   const ClassInfo& k = Cls(l);
-  if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_[s], k.f->vkind == VKind::kF32);
+  if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_.Get(s), k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(s);
   if (it != tensor_adj_.end()) return Value::MakeTensor(it->second.t);
   auto kt = kept_.find(s);
@@ -283,7 +302,7 @@ Status GradEngine::Finish(GradResult* out) {
           auto it = tensor_tan_.find(s);
           a.derivative = it != tensor_tan_.end() ? it->second : Value();
         } else {
-          a.derivative = ScalarValue(adj_[s], Cls(l).f->vkind == VKind::kF32);
+          a.derivative = ScalarValue(adj_.Get(s), Cls(l).f->vkind == VKind::kF32);
         }
       }
       continue;
@@ -317,7 +336,7 @@ Status GradEngine::Finish(GradResult* out) {
           out->tangent = AdjointValue(~uint64_t{0}, l, false);
         }
       } else {
-        out->tangent = ScalarValue(adj_[s], k.f->vkind == VKind::kF32);
+        out->tangent = ScalarValue(adj_.Get(s), k.f->vkind == VKind::kF32);
       }
     } else if (k.f->vkind != VKind::kTensor) {
       out->tangent = ScalarValue(0.0, k.f->vkind == VKind::kF32);

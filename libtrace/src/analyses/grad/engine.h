@@ -13,9 +13,11 @@
 #ifndef IRT_SRC_ANALYSES_GRAD_ENGINE_H_
 #define IRT_SRC_ANALYSES_GRAD_ENGINE_H_
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -92,6 +94,59 @@ class Bits {
 
  private:
   std::vector<uint64_t> w_;
+};
+
+// Scalar adjoints (or tangents) by slot, in pages of 2^16 that are
+// allocated when first written. The reverse sweep gives a page back once it
+// is below it, and takes given-back pages before fresh ones: fresh memory,
+// which the kernel must clear, costs more than the sweep itself on a long
+// loop, and a sweep needs only the adjoints of the nodes still ahead of it.
+// The lowest slots (the root's arguments) are given back last, never.
+class AdjointPages {
+ public:
+  static constexpr unsigned kShift = 16;
+  static constexpr uint64_t kPage = uint64_t{1} << kShift;
+
+  /// Room for `n` slots, all zero, and nothing held.
+  void Reset(uint64_t n) {
+    for (double* p : pages_) {
+      if (p != nullptr) free_.push_back(p);
+    }
+    pages_.assign((n + kPage - 1) >> kShift, nullptr);
+  }
+  /// Room for at least `n` slots, keeping what is there.
+  void Grow(uint64_t n) {
+    uint64_t want = (n + kPage - 1) >> kShift;
+    if (pages_.size() < want) pages_.resize(std::max<uint64_t>(want, pages_.size() * 2), nullptr);
+  }
+  /// The slot, for writing (its page is allocated, zero, if it was not).
+  double& operator[](uint64_t s) {
+    double* p = pages_[s >> kShift];
+    if (p == nullptr) [[unlikely]]
+      p = Fill(s >> kShift);
+    return p[s & (kPage - 1)];
+  }
+  /// The slot's value: zero in a page never written.
+  double Get(uint64_t s) const {
+    const double* p = pages_[s >> kShift];
+    return p != nullptr ? p[s & (kPage - 1)] : 0.0;
+  }
+  /// Gives back the page of slot `s` (none of its slots is read again).
+  void Release(uint64_t s) {
+    double*& p = pages_[s >> kShift];
+    if (p == nullptr) return;
+    free_.push_back(p);
+    p = nullptr;
+  }
+
+ private:
+  double* Fill(uint64_t page);
+  std::vector<double*> pages_;
+  std::vector<double*> free_;  // given back, to be zeroed and reused
+  struct FreeDeleter {
+    void operator()(double* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<double, FreeDeleter>> store_;  // every page allocated
 };
 
 // The reverse programs of a (rule, arity), compiled once.
@@ -353,7 +408,7 @@ class GradEngine {
   RankBits varied_;
   Bits touched_;
   uint64_t n_active_ = 0;
-  std::vector<double> adj_;                             // scalar adjoints / tangents by slot
+  AdjointPages adj_;                                    // scalar adjoints / tangents by slot
   std::unordered_map<uint64_t, TensorAdj> tensor_adj_;  // tensor adjoints by slot
   std::unordered_map<uint64_t, Value> tensor_tan_;      // tensor tangents by slot
   std::unordered_map<uint64_t, Value> kept_;            // tensor adjoints kept for annotation

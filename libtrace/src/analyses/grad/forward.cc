@@ -253,7 +253,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
                                   const Rule* rule) {
   const internal::ClassFacts& kf = *k.f;
   uint64_t slot = n_active_ - 1;
-  if (adj_.size() <= slot) adj_.resize(std::max<size_t>(slot + 1, adj_.size() * 2 + 64), 0.0);
+  adj_.Grow(slot + 1);
   adj_[slot] = 0.0;
   auto poison = [&](NodeId origin) {
     poisoned_.Set(slot);
@@ -313,7 +313,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       auto it = tensor_tan_.find(ts);
       if (it != tensor_tan_.end()) tensor_tan_[slot] = it->second;
     } else {
-      adj_[slot] = adj_[ts];
+      adj_[slot] = adj_.Get(ts);
     }
     return Status::Ok();
   }
@@ -374,7 +374,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     scratch_.assign(static_cast<size_t>(prog->num_regs), 0.0);
     for (size_t j = 0; j < arity; ++j) {
       ScalarDouble(ops_[j].vkind, ops_[j].bits, &scratch_[j]);
-      if ((mask >> j) & 1) scratch_[arity + 1 + j] = adj_[varied_.Rank(ops_[j].target)];
+      if ((mask >> j) & 1) scratch_[arity + 1 + j] = adj_.Get(varied_.Rank(ops_[j].target));
     }
     scratch_[arity] = yv;
     internal::RunScalar(*prog, scratch_.data());
@@ -389,7 +389,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       if (ops_[j].vkind == VKind::kTensor) {
         vscratch_[arity + 1 + j] = tensor_tan_[ts];
       } else {
-        vscratch_[arity + 1 + j] = ScalarValue(adj_[ts], ops_[j].vkind == VKind::kF32);
+        vscratch_[arity + 1 + j] = ScalarValue(adj_.Get(ts), ops_[j].vkind == VKind::kF32);
       }
     }
   }

@@ -161,7 +161,7 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
 // With `take`, a tensor adjoint is moved out (it is not needed again).
 Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
   const ClassInfo& k = Cls(l);
-  if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_[slot], k.f->vkind == VKind::kF32);
+  if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_.Get(slot), k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(slot);
   if (it == tensor_adj_.end()) {
     return Value::MakeTensor(
@@ -177,7 +177,7 @@ Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
 Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from) {
   if (target == kNoNode || !varied_.Get(target)) return Status::Ok();
   const ClassInfo& k = Cls(from);
-  if (k.f->vkind != VKind::kTensor) return AccumulateScalar(target, adj_[from_slot]);
+  if (k.f->vkind != VKind::kTensor) return AccumulateScalar(target, adj_.Get(from_slot));
   auto it = tensor_adj_.find(from_slot);
   if (it == tensor_adj_.end()) {
     touched_.Set(varied_.Rank(target));
@@ -243,7 +243,7 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
     if (var[j] && rc->progs[j] && (rc->reads[j] & ~real) != 0) return false;
   }
   ScalarDouble(k.f->vkind, nd.value, &regs[arity]);
-  regs[arity + 1] = adj_[slot];
+  regs[arity + 1] = adj_.Get(slot);
   ++stats_.rule_applications;
   for (size_t j = 0; j < arity; ++j) {
     if (!var[j] || !rc->progs[j]) continue;
@@ -301,7 +301,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
         scratch_.resize(rc->max_regs);
         for (size_t q = 0; q < arity; ++q) ScalarDouble(ops_[q].vkind, ops_[q].bits, &scratch_[q]);
         ScalarDouble(k.f->vkind, ybits, &scratch_[arity]);
-        scratch_[arity + 1] = adj_[slot];
+        scratch_[arity + 1] = adj_.Get(slot);
         regs_ready = true;
       }
       internal::RunScalar(p, scratch_.data());
@@ -368,7 +368,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
 Status GradEngine::ReversePass() {
   double t0 = Now();
   uint64_t n = trace_.size();
-  adj_.assign(n_active_, 0.0);
+  adj_.Reset(n_active_);
   touched_.Resize(n_active_);
   NodeId res = result_node();
   if (varied_.Get(res)) {
@@ -419,6 +419,10 @@ Status GradEngine::ReversePass() {
       word &= ~(uint64_t{1} << bit);
       NodeId id = w * 64 + static_cast<uint64_t>(bit);
       --slot;
+      // Entering a page of adjoints: the one above is done with.
+      if ((slot & (AdjointPages::kPage - 1)) == AdjointPages::kPage - 1 && !opts_.keep_adjoints) {
+        adj_.Release(slot + 1);
+      }
       if (!touched_.Get(slot)) continue;
       Trim();  // no Loc is held from node to node
       Loc l = Locate(id);
