@@ -309,7 +309,7 @@ Status GradEngine::Finish(GradResult* out) {
     }
     if (varied_.Get(a.id)) {
       Loc l = Locate(a.id);
-      a.derivative = AdjointValue(varied_.Rank(a.id), l, /*take=*/false);
+      a.derivative = AdjointValue(varied_.Rank(a.id), l, /*take=*/true);
     }
   }
   out->arguments = args_;
