@@ -5,6 +5,7 @@
 #include "irt/record.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "irt/eval.h"
+#include "irt/ops.h"
 
 namespace irt::rec {
 
@@ -101,7 +103,19 @@ std::string_view OpName(Op op) {
   return "?";
 }
 Value Evaluate(Op op, std::span<const Value> args) {
-  Result<Value> v = ApplyPrimitive(OpName(op), args);
+  // The operation's row for each operation and arity, found by name once
+  // (ApplyPrimitive looks it up on every call).
+  constexpr size_t kOps = static_cast<size_t>(Op::kMaximum) + 1, kArities = 4;
+  static const auto* const rows = [] {
+    auto* t = new std::array<std::array<const OpDef*, kArities>, kOps>();
+    for (size_t o = 0; o < kOps; ++o) {
+      for (size_t n = 0; n < kArities; ++n) (*t)[o][n] = FindOp(OpName(static_cast<Op>(o)), n);
+    }
+    return t;
+  }();
+  const OpDef* row =
+      args.size() < kArities ? (*rows)[static_cast<size_t>(op)][args.size()] : nullptr;
+  Result<Value> v = row != nullptr ? ApplyOp(*row, args) : ApplyPrimitive(OpName(op), args);
   if (!v.ok()) throw OpError(v.status().message());
   return std::move(v).value();
 }

@@ -181,7 +181,7 @@ enum class Op : uint8_t {
   kGetindex,
   kReshape,
   kMean,
-  kMaximum,
+  kMaximum,  // last (detail::Evaluate sizes a table by it)
 };
 std::string_view OpName(Op op);
 
