@@ -276,6 +276,14 @@ double* AdjointPages::Fill(uint64_t page) {
   return p;
 }
 
+Value GradEngine::DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind kind) {
+  if (kind == VKind::kTensor && !decoded_.empty()) {
+    auto it = decoded_.find(DecodedKey{c.index, bits});
+    if (it != decoded_.end()) return it->second;
+  }
+  return c.Decode(bits, kind);
+}
+
 std::optional<Value> GradEngine::Adjoint(NodeId id) {
   if (!varied_.Get(id)) return std::nullopt;
   uint64_t s = varied_.Rank(id);

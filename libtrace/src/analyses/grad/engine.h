@@ -335,7 +335,13 @@ class GradEngine {
   NodeId PassTarget(const Loc& l, NodeId id);
   /// The operands of a primitive node, or of a ruled call's marker.
   void Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out);
-  Value DecodeOperand(const OperandVal& o) const { return o.chunk->Decode(o.bits, o.vkind); }
+  Value DecodeOperand(const OperandVal& o) { return DecodeAt(*o.chunk, o.bits, o.vkind); }
+  /// A value stored in chunk `c`: a tensor argument of the root as the
+  /// forward pass decoded it (up to kDecodedBudget bytes of them are kept),
+  /// else decoded now. The root's tensors (inputs, weights) are what rules
+  /// read again and again; other tensors are not kept, since holding them
+  /// costs fresh memory, which costs more than decoding them again.
+  Value DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind kind);
   bool IsFloatValue(const ChunkView& cv, VKind k, uint64_t bits) const {
     if (k == VKind::kF64 || k == VKind::kF32) return true;
     return k == VKind::kTensor && cv.c->FloatTensor(bits);
@@ -425,6 +431,20 @@ class GradEngine {
 
   std::vector<ArgumentDerivative> args_;
   std::vector<bool> chosen_;  // by root position
+  // The root's tensor arguments for DecodeAt, by chunk and bits, and their bytes.
+  static constexpr uint64_t kDecodedBudget = uint64_t{64} << 20;
+  struct DecodedKey {
+    uint32_t chunk;
+    uint64_t bits;
+    bool operator==(const DecodedKey&) const = default;
+  };
+  struct DecodedHash {
+    size_t operator()(const DecodedKey& k) const {
+      return std::hash<uint64_t>()(k.bits * 0x9E3779B97F4A7C15ull ^ k.chunk);
+    }
+  };
+  std::unordered_map<DecodedKey, Value, DecodedHash> decoded_;
+  uint64_t decoded_bytes_ = 0;
   GradStats stats_;
   bool forward_mode_ = false;
 };

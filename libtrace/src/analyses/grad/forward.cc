@@ -66,6 +66,11 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
       a.id = id;
       a.location = Location{k.f->block, k.f->pos, false, k.f->line, k.f->col};
       a.value = cv->c->Decode(bits, k.f->vkind);
+      if (a.value.kind() == VKind::kTensor &&
+          decoded_bytes_ + a.value.tensor().data.size() <= kDecodedBudget &&
+          decoded_.emplace(DecodedKey{cv->c->index, bits}, a.value).second) {
+        decoded_bytes_ += a.value.tensor().data.size();
+      }
       a.differentiable = IsFloatValue(*cv, k.f->vkind, bits);
       bool picked = a.pos < chosen_.size() && chosen_[a.pos];
       a.chosen = picked || (choose_all && k.f->vkind != VKind::kFunction);
@@ -393,7 +398,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       }
     }
   }
-  if (prog->reads[arity]) vscratch_[arity] = l.cv->c->Decode(ybits, kf.vkind);
+  if (prog->reads[arity]) vscratch_[arity] = DecodeAt(*l.cv->c, ybits, kf.vkind);
   bool f32 = kf.vkind == VKind::kF32 || (is_tensor && l.cv->c->tensor_dtype(ybits) == DType::kF32);
   Status s = internal::RunValues(*prog, vscratch_, f32);
   if (!s.ok()) return Status(s.code(), NodeName(id) + ": " + s.message());

@@ -340,7 +340,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
       if (p.reads[q] && vscratch_[q].is_none()) vscratch_[q] = DecodeOperand(ops_[q]);
     }
     if (p.reads[arity] && vscratch_[arity].is_none()) {
-      vscratch_[arity] = l.cv->c->Decode(ybits, k.f->vkind);
+      vscratch_[arity] = DecodeAt(*l.cv->c, ybits, k.f->vkind);
     }
     vscratch_[arity + 1] = dy;
     bool f32 =
