@@ -124,6 +124,7 @@ Result<GradResult> DifferentiateChecked(const Trace& trace, const RuleSet& rules
     return UsageError("forward mode needs at least one tangent (--tangent @N=VALUE)");
   }
   GradEngine e(trace, rules, opts);
+  e.UseRootOperands(&r.call_args);
   IRT_RETURN_IF_ERROR(e.ForwardPass(opts.mode == GradMode::kForward, false));
   IRT_RETURN_IF_ERROR(CheckSomeDifferentiable(r, e.args()));
   if (opts.mode == GradMode::kForward) {

@@ -1,5 +1,6 @@
 // The engine's chunk views and node queries, and its results: the
 // adjoints and tangents of the root's arguments and result.
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -280,6 +281,24 @@ Value GradEngine::DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind
   if (kind == VKind::kTensor && !decoded_.empty()) {
     auto it = decoded_.find(DecodedKey{c.index, bits});
     if (it != decoded_.end()) return it->second;
+  }
+  return c.Decode(bits, kind);
+}
+
+Value GradEngine::RootArgumentValue(const internal::ChunkColumns& c, uint64_t bits, VKind kind) {
+  if (kind == VKind::kTensor && root_operands_ != nullptr) {
+    // Comparing the stored bytes is cheaper than copying them into fresh
+    // memory, and a differing tensor differs early.
+    const std::span<const uint8_t> data = c.tensor_data(bits);
+    const DType dtype = c.tensor_dtype(bits);
+    for (const Value& v : *root_operands_) {
+      if (v.kind() != VKind::kTensor) continue;
+      const Tensor& t = v.tensor();
+      if (t.dtype == dtype && t.data.size() == data.size() && t.shape == c.tensor_shape(bits) &&
+          std::equal(data.begin(), data.end(), t.data.begin())) {
+        return v;
+      }
+    }
   }
   return c.Decode(bits, kind);
 }

@@ -342,6 +342,10 @@ class GradEngine {
   /// read again and again; other tensors are not kept, since holding them
   /// costs fresh memory, which costs more than decoding them again.
   Value DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind kind);
+  /// The root call's literal operands as the caller decoded them: a root
+  /// argument stored with the same bytes as one of them takes that value
+  /// instead of a copy of its own.
+  void UseRootOperands(const std::vector<Value>* values) { root_operands_ = values; }
   bool IsFloatValue(const ChunkView& cv, VKind k, uint64_t bits) const {
     if (k == VKind::kF64 || k == VKind::kF32) return true;
     return k == VKind::kTensor && cv.c->FloatTensor(bits);
@@ -445,6 +449,8 @@ class GradEngine {
   };
   std::unordered_map<DecodedKey, Value, DecodedHash> decoded_;
   uint64_t decoded_bytes_ = 0;
+  const std::vector<Value>* root_operands_ = nullptr;
+  Value RootArgumentValue(const internal::ChunkColumns& c, uint64_t bits, VKind kind);
   GradStats stats_;
   bool forward_mode_ = false;
 };

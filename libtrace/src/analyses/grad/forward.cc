@@ -65,7 +65,7 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
       a.pos = static_cast<uint32_t>(root_children);
       a.id = id;
       a.location = Location{k.f->block, k.f->pos, false, k.f->line, k.f->col};
-      a.value = cv->c->Decode(bits, k.f->vkind);
+      a.value = RootArgumentValue(*cv->c, bits, k.f->vkind);
       if (a.value.kind() == VKind::kTensor &&
           decoded_bytes_ + a.value.tensor().data.size() <= kDecodedBudget &&
           decoded_.emplace(DecodedKey{cv->c->index, bits}, a.value).second) {
