@@ -211,6 +211,64 @@ TEST(RecordTest, TensorsRecordWhatLibtraceComputes) {
   }
 }
 
+Real Element(Tensor X, Int i, Int j) {
+  IRT_FUNCTION(element, X, i, j);
+  Real a = getindex(X, i);
+  Real b = getindex(X, i, j);
+  return IRT_RETURN(a * 10.0 + b);
+}
+
+// getindex reads a Float64 element directly; its value, its errors and the
+// Float32 case must be libtrace's own getindex's.
+TEST(RecordTest, GetindexIsLibtracesGetindex) {
+  Tensor X({2, 3}, {1.5, -2, 3, 4, 5.25, 6});
+  auto ref = [&](std::vector<Value> idx) {
+    idx.insert(idx.begin(), X.value());
+    return ApplyPrimitive("getindex", idx);
+  };
+  for (int64_t i = 1; i <= 2; ++i) {
+    for (int64_t j = 1; j <= 3; ++j) {
+      auto rec = Recorder::InMemory();
+      Real y = rec->Run(Element, X, Int(i), Int(j));
+      ASSERT_TRUE(rec->Finish().ok());
+      auto lin = ref({Value::I64(i)});
+      auto ij = ref({Value::I64(i), Value::I64(j)});
+      ASSERT_TRUE(lin.ok() && ij.ok());
+      EXPECT_EQ(y.value(), lin->as_f64() * 10.0 + ij->as_f64()) << i << "," << j;
+      Trace t = Checked(*rec, "element.fb");
+      std::vector<double> got;
+      for (NodeId n = 0; n < t.size(); ++n) {
+        auto v = t.node(n);
+        ASSERT_TRUE(v.ok());
+        if (v->op() == "getindex") got.push_back(v->value().as_f64());
+      }
+      EXPECT_EQ(got, (std::vector<double>{lin->as_f64(), ij->as_f64()}));
+    }
+  }
+  for (auto [i, j] : {std::pair<int64_t, int64_t>{0, 1}, {7, 1}, {3, 1}, {1, 4}}) {
+    auto rec = Recorder::InMemory();
+    auto want = i == 7 || i == 0 ? ref({Value::I64(i)}) : ref({Value::I64(i), Value::I64(j)});
+    ASSERT_FALSE(want.ok());
+    try {
+      rec->Run(Element, X, Int(i), Int(j));
+      ADD_FAILURE() << "no error for " << i << "," << j;
+    } catch (const OpError& e) {
+      EXPECT_EQ(std::string(e.what()), want.status().message()) << i << "," << j;
+    }
+    ASSERT_TRUE(rec->Finish().ok());
+  }
+  // Float32: not read directly, the same element all the same.
+  irt::Tensor f;
+  f.dtype = DType::kF32;
+  f.shape = {2, 3};
+  const float fv[] = {1.5f, -2, 3, 4, 5.25f, 6};
+  f.data.assign(reinterpret_cast<const uint8_t*>(fv), reinterpret_cast<const uint8_t*>(fv) + 24);
+  Tensor F(Value::MakeTensor(f));
+  auto rec = Recorder::InMemory();
+  EXPECT_THROW(rec->Run(Element, F, Int(2), Int(2)), OpError);  // a Float32 result is no Real
+  ASSERT_TRUE(rec->Finish().ok());
+}
+
 Real BadShapes(Tensor X) {
   IRT_FUNCTION(bad_shapes, X);
   return IRT_RETURN(sum(matmul(X, X)));

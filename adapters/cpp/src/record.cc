@@ -120,6 +120,10 @@ Value Evaluate(Op op, std::span<const Value> args) {
   return std::move(v).value();
 }
 
+bool ElementOf(const Tensor& x, std::span<const int64_t> index, double* out) {
+  return ElementF64(x.data(), index, out);
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- Tensor

@@ -135,6 +135,13 @@ Result<Value> ApplyOp(std::string_view name, OpArgs args);
 /// when it applied. The same arithmetic as ApplyOp.
 inline bool ApplyFastBinary(const OpDef& op, const Value& a, const Value& b, Value* out);
 
+/// The element getindex(x, index...) gives, when x holds Float64 and the
+/// indices name an element (1-based; one index is a linear index in
+/// row-major order): true and `*out` set, without building values. False
+/// leaves the call to ApplyOp, which handles the other cases and says why
+/// an index is wrong.
+bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out);
+
 /// "MethodError: no method matching name(::T1, ::T2)".
 std::string NoMethodMessage(std::string_view name, OpArgs args);
 

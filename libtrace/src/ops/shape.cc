@@ -223,9 +223,31 @@ Status IndexInDim(std::string_view name, const Value& v, size_t d, int64_t n, bo
   return Status::Ok();
 }
 
-// Offset of element (i...) (1-based) in a tensor; one index is a linear
-// index in row-major order (the storage order, the order reshape keeps).
+// The storage offset of element (i...) (1-based) in a tensor of `shape`:
+// one index is a linear index in row-major order (the storage order, the
+// order reshape keeps), else one index per dimension. `at(d, &i)` gives
+// index d, false when it is not an integer. -1 when the indices do not name
+// an element (Offset then says why).
+template <class At>
+int64_t OffsetOf(const std::vector<int64_t>& shape, size_t nidx, At at) {
+  int64_t i;
+  if (nidx == 1) {
+    return at(0, &i) && i >= 1 && i <= Numel(shape) ? i - 1 : -1;
+  }
+  if (nidx != shape.size()) return -1;
+  int64_t off = 0;
+  for (size_t d = 0; d < nidx; ++d) {
+    if (!at(d, &i) || i < 1 || i > shape[d]) return -1;
+    off = off * shape[d] + (i - 1);
+  }
+  return off;
+}
+
+// OffsetOf, or the error that says why the indices name no element.
 Result<int64_t> Offset(std::string_view name, const std::vector<int64_t>& shape, OpArgs idx) {
+  const int64_t found =
+      OffsetOf(shape, idx.size(), [&](size_t d, int64_t* i) { return ToIndex(idx[d], i); });
+  if (found >= 0) return found;
   int64_t n = Numel(shape);
   if (idx.size() == 1) {
     int64_t i;
@@ -626,3 +648,18 @@ Result<Value> Cat(const OpDef& op, OpArgs a) {
 }
 
 }  // namespace irt::ops
+
+namespace irt {
+
+bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out) {
+  if (x.dtype != DType::kF64) return false;
+  const int64_t off = ops::OffsetOf(x.shape, index.size(), [&](size_t d, int64_t* i) {
+    *i = index[d];
+    return true;
+  });
+  if (off < 0) return false;
+  *out = x.f64()[off];
+  return true;
+}
+
+}  // namespace irt

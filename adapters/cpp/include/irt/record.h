@@ -620,6 +620,18 @@ Real RealOp(Op op, const std::source_location& l, const A&... args) {
   ApplyValue(op, l, v, &r.serial, &r.pos, &r.id, args...);
   return r;
 }
+// The element of a Float64 tensor named by in-bounds indices, read directly
+// (libtrace's ElementF64); anything else is evaluated as by RealOp.
+bool ElementOf(const Tensor& x, std::span<const int64_t> index, double* out);
+template <class... I>
+Real GetIndex(const std::source_location& l, const Tensor& x, const I&... idx) {
+  const int64_t index[] = {idx.v...};
+  double v;
+  if (!ElementOf(x, index, &v)) return RealOp(Op::kGetindex, l, x, idx...);
+  Real r(v);
+  ApplyValue(Op::kGetindex, l, Value::F64(v), &r.serial, &r.pos, &r.id, x, idx...);
+  return r;
+}
 }  // namespace detail
 
 namespace detail {
@@ -680,12 +692,12 @@ inline Real mean(const Tensor& x, std::source_location l = std::source_location:
 /// Element i (1-based, row-major linear index) of a Float64 tensor.
 inline Real getindex(const Tensor& x, const Int& i,
                      std::source_location l = std::source_location::current()) {
-  return detail::RealOp(detail::Op::kGetindex, l, x, i);
+  return detail::GetIndex(l, x, i);
 }
 /// Element (i, j) (1-based) of a Float64 matrix.
 inline Real getindex(const Tensor& x, const Int& i, const Int& j,
                      std::source_location l = std::source_location::current()) {
-  return detail::RealOp(detail::Op::kGetindex, l, x, i, j);
+  return detail::GetIndex(l, x, i, j);
 }
 
 namespace detail {
