@@ -84,6 +84,14 @@ Result<GradResult> Grad(const std::string& path, GradOptions opts = {},
   return Differentiate(t, rules, opts);
 }
 
+// Forward mode along the root's first argument (@2, tangent 1).
+GradOptions ForwardAlong2() {
+  GradOptions o;
+  o.mode = GradMode::kForward;
+  o.tangents = {{2, Value::F64(1.0)}};
+  return o;
+}
+
 double Deriv(const GradResult& r, uint32_t pos) {
   for (const ArgumentDerivative& a : r.arguments) {
     if (a.pos == pos) return a.derivative.to_double();
@@ -188,9 +196,7 @@ TEST(GradTest, AdjointPagesGivenBackGiveTheSameDerivatives) {
   ASSERT_GT(a->stats.active_nodes, 4u << 16);
   EXPECT_TRUE(Close(Deriv(*a, 2), want, 1e-12)) << Deriv(*a, 2) << " vs " << want;
   EXPECT_EQ(std::bit_cast<uint64_t>(Deriv(*a, 2)), std::bit_cast<uint64_t>(Deriv(*b, 2)));
-  GradOptions fw;
-  fw.mode = GradMode::kForward;
-  fw.tangents = {{2, Value::F64(1.0)}};
+  GradOptions fw = ForwardAlong2();
   auto f = Grad(path, fw);
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE(Close(f->tangent.to_double(), want, 1e-12));
@@ -264,9 +270,7 @@ TEST(GradTest, GeomThroughRecursionAndStochasticBranches) {
     // geom(n, β) returns n + (number of failed draws): d/dn = 1; β only decides branches.
     EXPECT_EQ(Deriv(*r, 2), 1.0);
     EXPECT_EQ(Deriv(*r, 3), 0.0);
-    GradOptions fw;
-    fw.mode = GradMode::kForward;
-    fw.tangents = {{2, Value::F64(1.0)}};
+    GradOptions fw = ForwardAlong2();
     auto f = Grad(path, fw);
     ASSERT_TRUE(f.ok()) << f.status().message();
     EXPECT_EQ(f->tangent.to_double(), 1.0);
@@ -1096,9 +1100,7 @@ TEST(GradTest, RuleForAModuleFunctionReplacesItsBody) {
   auto ruled = Grad(path, {}, rules);
   ASSERT_TRUE(ruled.ok()) << ruled.status().message();
   EXPECT_EQ(Deriv(*ruled, 2), 31.0);
-  GradOptions fw;
-  fw.mode = GradMode::kForward;
-  fw.tangents = {{2, Value::F64(1.0)}};
+  GradOptions fw = ForwardAlong2();
   auto f = Grad(path, fw, rules);
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->tangent.to_double(), 31.0);
@@ -1130,9 +1132,7 @@ TEST(GradTest, Errors) {
   EXPECT_EQ(r.status().message(),
             "no derivative rule for primitive 'sin' taking 1 argument at node 3 (@3, ⟨sin⟩ at "
             "§1:%3); add one with --rules");
-  GradOptions fw;
-  fw.mode = GradMode::kForward;
-  fw.tangents = {{2, Value::F64(1.0)}};
+  GradOptions fw = ForwardAlong2();
   auto rf = Grad(path, fw, *plus);
   ASSERT_FALSE(rf.ok());
   EXPECT_NE(rf.status().message().find("'sin'"), std::string::npos);
@@ -1182,9 +1182,7 @@ TEST(GradTest, DeepRecursionAndLongLoops) {
     v = std::sin(v) * 0.5 + 0.3;
   }
   EXPECT_TRUE(Close(Deriv(*r, 2), dv, 1e-12)) << Deriv(*r, 2) << " vs " << dv;
-  GradOptions fw;
-  fw.mode = GradMode::kForward;
-  fw.tangents = {{2, Value::F64(1.0)}};
+  GradOptions fw = ForwardAlong2();
   auto f = Grad(path, fw);
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE(Close(f->tangent.to_double(), dv, 1e-12));
