@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "irt/check.h"
 #include "irt/graph.h"
 #include "irt/output.h"
 #include "irt/trace.h"
@@ -144,6 +145,90 @@ TEST(WriterTest, AppendScalarWritesWhatAppendWrites) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->size(), 204u);
   EXPECT_GT(t->chunks().size(), 20u);
+}
+
+// The same for calls: call markers, Returns (which close the call they
+// end) and a Function-valued %1 shared by every call, across chunk
+// boundaries; the trace is one the checker accepts.
+TEST(WriterTest, AppendScalarWritesWhatAppendWritesForCalls) {
+  auto body = [](bool fast) {
+    return [fast](TraceWriter& w) {
+      ClassSpec root{.kind = NodeKind::kCall, .op = "main"};
+      ClassSpec fn{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
+      ClassSpec x{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
+      ClassSpec call{.kind = NodeKind::kCall, .op = "g", .block = 1, .pos = 3};
+      call.operands = {OperandSpec::Ref()};
+      ClassSpec y{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
+      y.operands = {OperandSpec::Ref()};
+      ClassSpec mul{.kind = NodeKind::kPrimitive, .op = "*", .block = 1, .pos = 3};
+      mul.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
+      ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+      ret.operands = {OperandSpec::Ref()};
+      ClassId c_root = w.DefineClass(root), c_fn = w.DefineClass(fn), c_x = w.DefineClass(x),
+              c_call = w.DefineClass(call), c_y = w.DefineClass(y), c_mul = w.DefineClass(mul),
+              c_ret = w.DefineClass(ret);
+      const Value g = Value::Function("g");
+      w.Append(c_root, Value(), {});
+      w.Append(c_fn, Value::Function("main"), {});
+      NodeId xv = w.Append(c_x, Value::F64(3.0), {});
+      NodeId last = xv;
+      for (int k = 0; k < 40; ++k) {
+        NodeId m, r;
+        if (fast) {
+          w.AppendScalar(c_call, VKind::kNone, 0, {xv});
+          w.Append(c_fn, g, {});
+          NodeId yv = w.AppendScalar(c_y, VKind::kF64, Value::F64(3.0).bits(), {xv});
+          m = w.AppendScalar(c_mul, VKind::kF64, Value::F64(9.0).bits(), {yv, yv});
+          r = w.AppendScalar(c_ret, VKind::kF64, Value::F64(9.0).bits(), {m});
+        } else {
+          w.Append(c_call, Value(), std::vector<NodeId>{xv});
+          w.Append(c_fn, Value::Function("g"), {});
+          NodeId yv = w.Append(c_y, Value::F64(3.0), std::vector<NodeId>{xv});
+          m = w.Append(c_mul, Value::F64(9.0), std::vector<NodeId>{yv, yv});
+          r = w.Append(c_ret, Value::F64(9.0), std::vector<NodeId>{m});
+        }
+        EXPECT_EQ(r, m + 1);
+        last = r;
+      }
+      w.Append(c_ret, Value::F64(9.0), std::vector<NodeId>{last});
+    };
+  };
+  WriterOptions opts;
+  opts.chunk_nodes = 7;
+  std::string slow = testing::WriteTrace("calls_slow.fb", body(false), opts);
+  std::string fast = testing::WriteTrace("calls_fast.fb", body(true), opts);
+  EXPECT_EQ(testing::ReadFile(slow), testing::ReadFile(fast));
+  auto sum = CheckTrace(fast);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  auto t = Trace::Open(fast);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->size(), 3u + 40u * 5u + 1u);
+  EXPECT_GT(t->chunks().size(), 20u);
+}
+
+// A Return on the fast path keeps Append's check that a call is open.
+TEST(WriterTest, AppendScalarReturnWithoutOpenCallIsRefused) {
+  auto out = Output::Open(TempPath("fastclose.fb"));
+  ASSERT_TRUE(out.ok());
+  TraceWriter w(out->get(), {});
+  ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+  ClassSpec call{.kind = NodeKind::kCall, .op = "q", .block = 1, .pos = 1};
+  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+  ret.operands = {OperandSpec::Literal(Value::F64(1.0))};
+  ClassId cr = w.DefineClass(root), cc = w.DefineClass(call), ct = w.DefineClass(ret);
+  w.Append(cr, Value(), {});
+  w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);
+  w.AppendScalar(ct, VKind::kF64, Value::F64(1.0).bits(), nullptr, 0);  // staged: now fast
+  w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);                      // fast: opens
+  EXPECT_EQ(w.depth(), 2u);
+  w.AppendScalar(ct, VKind::kF64, Value::F64(1.0).bits(), nullptr, 0);  // fast: closes q
+  w.AppendScalar(ct, VKind::kF64, Value::F64(1.0).bits(), nullptr, 0);  // closes the root
+  ASSERT_TRUE(w.status().ok()) << w.status().message();
+  EXPECT_EQ(w.depth(), 0u);
+  w.AppendScalar(ct, VKind::kF64, Value::F64(1.0).bits(), nullptr, 0);
+  ASSERT_FALSE(w.status().ok());
+  EXPECT_NE(w.status().message().find("closes a call but none is open"), std::string::npos)
+      << w.status().message();
 }
 
 // The fast path keeps Append's checks: a reference to a later node, the

@@ -156,9 +156,17 @@ class TraceWriter {
   struct FastClass {
     uint64_t stamp = 0;  // == chunk_stamp_ while `local` is valid
     uint32_t local = 0;
-    uint32_t n_refs = ~0u;  // references a node takes; ~0u: not a fast class
+    // The references a node passes; ~0u: not a fast class. A class that
+    // opens or closes a call has kOpens or kCloses added, so that the
+    // inline path leaves it to AppendScalarFlow.
+    uint32_t n_refs = ~0u;
   };
+  static constexpr uint32_t kOpens = 1u << 8, kCloses = 1u << 9;
   static constexpr uint32_t kFastMaxRefs = 8;
+  // AppendScalar's path for a class that opens or closes a call (a call
+  // marker, a Return, an Error): out of line, so the inline path stays small.
+  NodeId AppendScalarFlow(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
+                          uint32_t n_refs);
   NodeId AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
                              uint32_t n_refs);
   // Append's checks (and the flush of a full chunk); false after Fail().

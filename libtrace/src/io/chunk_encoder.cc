@@ -69,6 +69,7 @@ void ValueEncoder::Clear() {
   tensors_.clear();
   tuples_.clear();
   tensor_ids_.clear();
+  shared_string_ids_.clear();
   held_.clear();
   payload_bytes_ = 0;
 }

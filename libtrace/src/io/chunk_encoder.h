@@ -50,8 +50,16 @@ class ValueEncoder {
   fb::Value Encode(const Value& v) {
     switch (v.kind()) {
       case VKind::kString:
-      case VKind::kFunction:
-        return fb::Value(Intern(v.str()), static_cast<fb::VKind>(v.kind()));
+      case VKind::kFunction: {
+        // A string many nodes share (a function's name, passed as %1 at
+        // every call) is looked up by the object once per chunk.
+        auto [it, fresh] = shared_string_ids_.try_emplace(&v.str(), 0);
+        if (fresh) {
+          it->second = Intern(v.str());
+          held_.push_back(v);
+        }
+        return fb::Value(it->second, static_cast<fb::VKind>(v.kind()));
+      }
       case VKind::kTensor: {
         // A tensor many nodes share (an argument passed down a call chain)
         // is written once per chunk.
@@ -87,8 +95,10 @@ class ValueEncoder {
   std::vector<flatbuffers::Offset<fb::Tuple>> tuples_;
   // The tensors Encode added to this chunk, by the object their values
   // share; `held_` keeps those objects alive until Clear, so that no other
-  // tensor can take one's address meanwhile.
+  // tensor (or string) can take one's address meanwhile.
   std::unordered_map<const Tensor*, uint32_t> tensor_ids_;
+  // The same for the strings of String and Function values.
+  std::unordered_map<const std::string*, uint32_t> shared_string_ids_;
   std::vector<Value> held_;
   uint64_t payload_bytes_ = 0;
 };

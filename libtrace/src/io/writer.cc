@@ -333,13 +333,15 @@ void TraceWriter::UpdateFastLimit() {
   }
   const Impl& w = *impl_;
   uint64_t limit = w.opts.chunk_nodes;
-  limit = std::min<uint64_t>(limit, n_nodes_ + (refs_cap_ - n_refs_) / kFastMaxRefs);
+  // A fast node takes at most kFastMaxRefs + 1 references (a Return's
+  // operands and the call it closes).
+  limit = std::min<uint64_t>(limit, n_nodes_ + (refs_cap_ - n_refs_) / (kFastMaxRefs + 1));
   // Every chunk keeps to format 2's bound on references (Admit flushes).
   uint64_t refs_room = internal::kMaxPackedRefs > n_refs_ ? internal::kMaxPackedRefs - n_refs_ : 0;
   limit = std::min<uint64_t>(limit, n_nodes_ + refs_room / (kFastMaxRefs + 1));
   uint64_t used = w.EstimatedBytes(n_nodes_, n_refs_);
   uint64_t room = used < w.opts.chunk_bytes ? w.opts.chunk_bytes - used : 0;
-  limit = std::min<uint64_t>(limit, n_nodes_ + room / (sizeof(fb::Node) + 4 * kFastMaxRefs));
+  limit = std::min<uint64_t>(limit, n_nodes_ + room / (sizeof(fb::Node) + 4 * (kFastMaxRefs + 1)));
   fast_limit_ = static_cast<uint32_t>(limit);
 }
 
@@ -379,6 +381,7 @@ namespace {
 // Tuples in memory share items, so the walk stops as soon as the count
 // passes the cap.
 Status CheckWritable(const Value& root) {
+  if (root.kind() != VKind::kTuple && root.kind() != VKind::kTensor) return Status::Ok();
   std::vector<const Value*> stack = {&root};
   uint64_t decoded = 0;
   while (!stack.empty()) {
@@ -483,13 +486,17 @@ NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bi
     open_calls_.pop_back();
   } else if (kind == NodeKind::kCall) {
     open_calls_.push_back(id);
-    if (!g.spec.op.empty()) w.AddFunctionIR(g.spec.op);
-  } else if (g.n_refs <= kFastMaxRefs && vk != VKind::kString && vk != VKind::kFunction &&
-             vk != VKind::kTensor && vk != VKind::kTuple) {
+    if (!g.spec.op.empty()) w.AddFunctionIR(g.spec.op);  // once per chunk: the fast path skips it
+  }
+  // The fast path's references: the operands (up to kFastMaxRefs), plus the
+  // one to the call a Return or Error closes.
+  uint32_t operand_refs = g.n_refs - (closes ? 1 : 0);
+  if (operand_refs <= kFastMaxRefs && vk != VKind::kString && vk != VKind::kFunction &&
+      vk != VKind::kTensor && vk != VKind::kTuple) {
     FastClass& fc = fast_[static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk)];
     fc.stamp = chunk_stamp_;
     fc.local = local;
-    fc.n_refs = g.n_refs;
+    fc.n_refs = operand_refs | (closes ? kCloses : kind == NodeKind::kCall ? kOpens : 0);
   }
   nodes_[n_nodes_++] = StagedNode{bits, local, first_ref};
   ++next_id_;
@@ -509,10 +516,43 @@ NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const Node
   return Stage(cls, value.kind(), &value, 0, refs.data(), refs.size());
 }
 
+NodeId TraceWriter::AppendScalarFlow(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
+                                     uint32_t n_refs) {
+  // The inline path's conditions, for a class seen in this chunk that opens
+  // or closes a call; anything else (and any check that fails) takes
+  // Admit's path, which reports it.
+  NodeId id = next_id_;
+  size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
+  if (key >= fast_.size() || n_nodes_ >= fast_limit_ || n_refs > kFastMaxRefs) return kNoNode;
+  const FastClass& fc = fast_[key];
+  if (fc.stamp != chunk_stamp_ || (fc.n_refs & ~(kOpens | kCloses)) != n_refs ||
+      (fc.n_refs & (kOpens | kCloses)) == 0) {
+    return kNoNode;
+  }
+  uint32_t end = n_refs_;
+  for (uint32_t i = 0; i < n_refs; ++i) {
+    NodeId d = id - refs[i] - 1;
+    if (d >= 0xFFFFFFFFull) return kNoNode;
+    refs_[end++] = static_cast<uint32_t>(d + 1);
+  }
+  if (fc.n_refs & kCloses) {
+    if (open_calls_.empty() || id - open_calls_.back() > 0xFFFFFFFFull) return kNoNode;
+    refs_[end++] = static_cast<uint32_t>(id - open_calls_.back());
+    open_calls_.pop_back();
+  } else {
+    open_calls_.push_back(id);
+  }
+  nodes_[n_nodes_++] = StagedNode{bits, fc.local, n_refs_};
+  n_refs_ = end;
+  next_id_ = id + 1;
+  return id;
+}
+
 NodeId TraceWriter::AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
                                         uint32_t n_refs) {
   NodeId id = next_id_;
   if (!status_.ok()) return id;
+  if (NodeId done = AppendScalarFlow(cls, vk, bits, refs, n_refs); done != kNoNode) return done;
   if (vk == VKind::kString || vk == VKind::kFunction || vk == VKind::kTensor ||
       vk == VKind::kTuple || static_cast<int>(vk) >= kNumVKinds) {
     Fail(Internal("append: node " + std::to_string(id) + ": value kind " +
