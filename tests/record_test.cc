@@ -383,6 +383,56 @@ TEST(RecordTest, ForLoopsAndPrimitiveCalls) {
   EXPECT_EQ(jumps, 1 + 3 * 2 + 1);  // entry, per round (test, back edge), exit
 }
 
+// An if/else in a loop, with an if nested in the else branch: the jumps
+// to each join block leave from the block each branch ends in, which
+// changes from round to round.
+Real Branchy(Real x, Int n) {
+  IRT_FUNCTION(branchy, x, n);
+  Real r = 0.0;
+  Int i = 0;
+  while (IRT_WHILE(i, r)(i < n)) {
+    if (IRT_IF(i > 1)) {
+      if (IRT_IF(i == 3)) r = r * x;
+      r = r - 1.0;
+    } else {
+      r = r + x;
+    }
+    i = i + 1;
+  }
+  return IRT_RETURN(r);
+}
+
+TEST(RecordTest, EveryNodeIsInTheBlockItsJumpsLeadTo) {
+  auto rec = Recorder::InMemory();
+  Real y = rec->Run(Branchy, 2.0, int64_t{7});
+  ASSERT_TRUE(rec->Finish().ok());
+  double r = 0.0;
+  for (int i = 0; i < 7; ++i) {
+    if (i > 1) {
+      if (i == 3) r *= 2.0;
+      r -= 1.0;
+    } else {
+      r += 2.0;
+    }
+  }
+  EXPECT_EQ(y.value(), r);
+  Trace t = Checked(*rec, "branchy.fb");
+  // No nested calls: nodes 1 .. size - 1 are the root's body, in order.
+  uint32_t block = 1, jumps = 0;
+  for (NodeId i = 1; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(n->location().block, block) << "node " << i;
+    if (n->kind() == NodeKind::kJump) {
+      block = n->jump_target();
+      ++jumps;
+    }
+  }
+  // Entry and exit; per round the test, the back edge, the if's branch and
+  // the jump to its join, plus the nested if's two on rounds 2-6.
+  EXPECT_EQ(jumps, 2u + 7u * 4u + 5u * 2u);
+}
+
 // Operations written in one returned expression or one condition keep
 // their own positions: each is its own statement (SSA id), even when two
 // apply the same operation.

@@ -175,7 +175,19 @@ uint64_t g_generation = 0;
 
 // Recorded calls, numbered across all recorders and threads, so that a
 // value of one recorder's call is never taken for a node of another's.
+// Each thread takes the numbers in blocks, so that a call costs no atomic
+// operation.
 std::atomic<uint32_t> g_next_serial{1};
+constexpr uint32_t kSerialBlock = 1024;
+thread_local uint32_t t_serial_next = 0, t_serial_end = 0;
+
+uint32_t NextSerial() {
+  if (t_serial_next == t_serial_end) {
+    t_serial_next = g_next_serial.fetch_add(kSerialBlock, std::memory_order_relaxed);
+    t_serial_end = t_serial_next + kSerialBlock;
+  }
+  return t_serial_next++;
+}
 
 // What else a node class key distinguishes besides an operation.
 enum class Shape : uint8_t {
@@ -270,6 +282,10 @@ struct SiteBlocks {
   // body), the block arguments, the two branches of the test.
   uint32_t goto_from[2] = {0, 0};
   ClassId goto_cls[2] = {0, 0};
+  // The same for an if's jumps to its join block (from the blocks its
+  // branches end in).
+  uint32_t join_from[2] = {0, 0};
+  ClassId join_cls[2] = {0, 0};
   std::vector<ClassId> arg_cls;
   bool test_known = false;  // the test's facts are registered
   bool test_cond_ref = false;
@@ -825,7 +841,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   frame_ = static_cast<uint32_t>(r.frames.size());
   Frame nf;
   nf.fn = fi;
-  nf.serial = g_next_serial.fetch_add(1, std::memory_order_relaxed);
+  nf.serial = NextSerial();
   nf.level = frame_ + 1;
   if (!r.frames.empty() && r.frames.back().muted) {
     nf.muted = true;
@@ -1356,7 +1372,19 @@ IfScope::~IfScope() {
   if (r.frames.size() != frame_ + 1) return;
   Frame& f = r.frames.back();
   if (f.closed || f.serial != serial_) return;
-  Goto(r, f, join_, nullptr, 0, Loc{});
+  // The jump to the join block from this block: known after its first run.
+  bool fresh;
+  SiteBlocks& b = r.BlocksOf(*site_, f.fn, &fresh);
+  int slot = b.join_from[0] == f.block ? 0 : b.join_from[1] == f.block ? 1 : -1;
+  if (slot >= 0) {
+    r.w->AppendScalar(b.join_cls[slot], VKind::kNone, 0, nullptr, 0);
+  } else {
+    uint32_t from = f.block;
+    Goto(r, f, join_, nullptr, 0, Loc{});
+    int s = b.join_from[0] == 0 ? 0 : 1;
+    b.join_from[s] = from;
+    b.join_cls[s] = r.last_jump_cls;
+  }
   f.block = join_;
   r.Sync();
 }
