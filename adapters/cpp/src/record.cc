@@ -321,9 +321,9 @@ struct FnState {
 };
 
 struct Import {
-  uint32_t serial;
   NodeId id;
   NodeId local;
+  uint32_t serial;
   uint32_t pos;
 };
 
@@ -383,13 +383,15 @@ struct Recorder::Impl {
     frames.pop_back();
   }
   // Pushes a frame, its call references taken from `refs`.
-  void PushFrame(Frame f, const NodeId* refs, uint32_t n) {
-    f.refs_at = static_cast<uint32_t>(ref_pool.size());
-    f.n_refs = n;
-    ref_pool.insert(ref_pool.end(), refs, refs + n);
-    f.imports_at = static_cast<uint32_t>(import_pool.size());
-    f.loops_at = static_cast<uint32_t>(loop_pool.size());
-    frames.push_back(f);
+  // (The pool positions are set on the pushed copy: set on `f` just
+  // before the copy, they would stall the copy's wide loads.)
+  void PushFrame(const Frame& f, const NodeId* refs, uint32_t n) {
+    Frame& d = frames.emplace_back(f);
+    d.refs_at = static_cast<uint32_t>(ref_pool.size());
+    d.n_refs = n;
+    d.imports_at = static_cast<uint32_t>(import_pool.size());
+    d.loops_at = static_cast<uint32_t>(loop_pool.size());
+    for (uint32_t i = 0; i < n; ++i) ref_pool.push_back(refs[i]);
   }
   const NodeId* CallRefs(const Frame& f) const { return ref_pool.data() + f.refs_at; }
   // A direct-mapped cache in front of `cache` for the operations whose
@@ -538,7 +540,7 @@ struct Recorder::Impl {
         nullptr, &fresh);
     NodeId id = o.big != nullptr ? w->Append(e.cls, *o.big, {})
                                  : w->AppendScalar(e.cls, o.vk, o.bits, nullptr, 0);
-    if (o.id != kNoNode) import_pool.push_back({o.serial, o.id, id, e.pos});
+    if (o.id != kNoNode) import_pool.push_back({o.id, id, o.serial, e.pos});
     *pos = e.pos;
     return id;
   }
@@ -811,7 +813,7 @@ void AppendArgument(Recorder::Impl& r, Frame& f, const ArgRef& a, ClassId cls, N
     *a.rebind_serial = f.serial;
     *a.rebind_pos = i + 2;
   }
-  if (a.op.id != kNoNode) r.import_pool.push_back({a.op.serial, a.op.id, id, i + 2});
+  if (a.op.id != kNoNode) r.import_pool.push_back({a.op.id, id, a.op.serial, i + 2});
 }
 
 }  // namespace
