@@ -1165,6 +1165,35 @@ TEST(GradTest, Errors) {
 
 // ---------------------------------------------------------------- scale
 
+// A tensor's first adjoint is the rule's output itself when nothing else
+// holds it, and a copy when it is shared: t(A, B) = sum(A .* B + A .* B)
+// hands the same dy to both operands of +, and A .* B's adjoint must be
+// 2 dy. The first adjoint is what zeros + g gives: -0 becomes 0.
+TEST(GradTest, FirstTensorAdjointsTakenOverOrCopied) {
+  const char* ir =
+      "function t\n1: (%1, %2, %3)\n  %4 = %2 * %3\n  %5 = %4 + %4\n  %6 = Main.sum(%5)\n"
+      "  return %6\nend\n";
+  const std::vector<double> a = {1.0, -2.0, 3.0, 4.0}, b = {0.5, -0.0, 0.0, -1.5};
+  std::string path = TraceIR(ir, "t",
+                             {Value::MakeTensor(Tensor::FromF64({2, 2}, a)),
+                              Value::MakeTensor(Tensor::FromF64({2, 2}, b))});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Tensor da, db;
+  for (const ArgumentDerivative& d : r->arguments) {
+    if (d.pos == 2) da = d.derivative.tensor();
+    if (d.pos == 3) db = d.derivative.tensor();
+  }
+  ASSERT_EQ(da.numel(), 4);
+  ASSERT_EQ(db.numel(), 4);
+  for (int64_t i = 0; i < 4; ++i) {
+    size_t k = static_cast<size_t>(i);
+    EXPECT_EQ(da.at(i), 2.0 * b[k]) << i;
+    EXPECT_EQ(db.at(i), 2.0 * a[k]) << i;
+    EXPECT_FALSE(std::signbit(da.at(i)) && da.at(i) == 0.0) << "-0 at " << i;
+  }
+}
+
 TEST(GradTest, DeepRecursionAndLongLoops) {
   // down(x, n) = n == 0 ? x : sin(down(x, n - 1)) * 0.5 + x, 10^5 calls deep.
   const char* deep =

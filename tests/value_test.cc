@@ -218,5 +218,24 @@ TEST(ValueTest, BitEqual) {
                         Value::MakeTensor(Tensor::FromF64({1, 2}, v))));
 }
 
+// TakeTensor moves the tensor out of its only holder and copies a shared
+// one, leaving the other holders as they were.
+TEST(ValueTest, TakeTensorMovesOnlyWhatNothingElseHolds) {
+  Value v = Value::MakeTensor(Tensor::FromF64({2}, std::vector<double>{1.0, 2.0}));
+  const uint8_t* data = v.tensor().data.data();
+  Tensor t = Value::TakeTensor(std::move(v));
+  EXPECT_EQ(t.data.data(), data);  // moved, not copied
+  EXPECT_TRUE(v.is_none());        // NOLINT(bugprone-use-after-move)
+  Value a = Value::MakeTensor(Tensor::FromF64({2}, std::vector<double>{3.0, 4.0}));
+  Value b = a;
+  Tensor u = Value::TakeTensor(std::move(b));
+  EXPECT_NE(u.data.data(), a.tensor().data.data());
+  EXPECT_EQ(u.at(1), 4.0);
+  EXPECT_EQ(a.tensor().numel(), 2);
+  EXPECT_EQ(a.tensor().at(0), 3.0);
+  Tensor s = Value::TakeTensor(Value::F64(1.0));
+  EXPECT_EQ(s.data.size(), 0u);
+}
+
 }  // namespace
 }  // namespace irt

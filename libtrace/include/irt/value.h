@@ -94,6 +94,10 @@ class Value {
   static Value String(std::string s);
   static Value Function(std::string name);
   static Value MakeTensor(Tensor t);
+  /// The tensor of a tensor value: moved out, without a copy, when `v` is
+  /// the only holder of it, and copied otherwise (for another kind, what
+  /// tensor() gives). `v` is left without a value (kNone).
+  static Tensor TakeTensor(Value&& v);
   static Value MakeTuple(std::vector<Value> items);
   /// Rebuilds a scalar from its format bits (kNone, kNothing, kBool, kI64, kF64, kF32 only).
   static Value FromBits(VKind kind, uint64_t bits) { return Value(kind, bits); }

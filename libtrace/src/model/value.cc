@@ -193,6 +193,20 @@ Value Value::MakeTensor(Tensor t) {
   return v;
 }
 
+Tensor Value::TakeTensor(Value&& v) {
+  if (v.kind_ != VKind::kTensor || !v.heap_) {
+    Tensor t = v.tensor();
+    v = Value();
+    return t;
+  }
+  std::shared_ptr<const Heap> h = std::move(v.heap_);
+  v = Value();
+  // The only holder: no other Value can see the tensor change (every Heap
+  // is made non-const, by make_shared, so casting the const away is sound).
+  if (h.use_count() == 1) return std::move(const_cast<Heap&>(*h).tensor);
+  return h->tensor;
+}
+
 Value Value::MakeTuple(std::vector<Value> items) {
   Value v(VKind::kTuple, 0);
   auto h = std::make_shared<Heap>();

@@ -387,7 +387,9 @@ class GradEngine {
   Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
   bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
   Status AccumulateScalar(NodeId target, double g);
-  Status AccumulateValue(NodeId target, const Value& g, const Giver& who);
+  // Adds g into the target's adjoint. A tensor target's first adjoint
+  // takes g's tensor over when g is its only holder (no fresh buffer).
+  Status AccumulateValue(NodeId target, Value g, const Giver& who);
   std::string GiverText(const Giver& who);
   Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
                           const Value* vidx);

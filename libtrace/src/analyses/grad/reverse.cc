@@ -68,7 +68,7 @@ std::string GradEngine::GiverText(const Giver& who) {
   return who.node == kNoNode ? rule : NodeName(who.node) + ": " + rule;
 }
 
-Status GradEngine::AccumulateValue(NodeId target, const Value& g, const Giver& who) {
+Status GradEngine::AccumulateValue(NodeId target, Value g, const Giver& who) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
   const ClassInfo& tk = Cls(tl);
@@ -80,6 +80,27 @@ Status GradEngine::AccumulateValue(NodeId target, const Value& g, const Giver& w
     adj_[s] += g.to_double();
     touched_.Set(s);
     return Status::Ok();
+  }
+  if (g.kind() == VKind::kTensor && s != cached_slot_ && !tensor_adj_.contains(s)) {
+    const ChunkColumns& c = *tl.cv->c;
+    uint64_t bits = BitsOf(tl);
+    if (g.tensor().dtype == c.tensor_dtype(bits) && g.tensor().shape == c.tensor_shape(bits)) {
+      // The first adjoint: g itself, as zeros + g would give it (+ 0 turns
+      // -0 into 0 and keeps everything else).
+      TensorAdj a;
+      a.t = Value::TakeTensor(std::move(g));
+      int64_t n = a.t.numel();
+      if (a.t.dtype == DType::kF64) {
+        double* p = a.t.f64();
+        for (int64_t i = 0; i < n; ++i) p[i] += 0.0;
+      } else if (a.t.dtype == DType::kF32) {
+        float* p = a.t.f32();
+        for (int64_t i = 0; i < n; ++i) p[i] += 0.0f;
+      }
+      tensor_adj_.emplace(s, std::move(a));
+      touched_.Set(s);
+      return Status::Ok();
+    }
   }
   IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
   if (g.kind() != VKind::kTensor || g.tensor().shape != a->t.shape) {
@@ -360,7 +381,15 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
           AccumulateSparse(o.target, g.to_double(), nullptr, vidx.size(), vidx.data()));
       continue;
     }
-    IRT_RETURN_IF_ERROR(AccumulateValue(o.target, g, Giver{.rule = rule, .node = src_id}));
+    // The registers past the inputs (arguments, result, dy) are written
+    // again by the next program that uses them: g can be handed over, once
+    // the others (which may share its tensor) are let go.
+    Value gv = g;
+    if (p.outputs[0] > static_cast<int32_t>(arity + 1)) {
+      for (size_t q = arity + 2; q < vscratch_.size(); ++q) vscratch_[q] = Value();
+    }
+    IRT_RETURN_IF_ERROR(
+        AccumulateValue(o.target, std::move(gv), Giver{.rule = rule, .node = src_id}));
   }
   return Status::Ok();
 }
