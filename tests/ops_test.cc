@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "irt/value.h"
+#include "ops/kernels_internal.h"
 
 namespace irt {
 namespace {
@@ -94,6 +96,60 @@ TEST(OpsTest, ScalarsFollowTheAdapter) {
   EXPECT_EQ(Eval("*", {Value::F32(1.5f), Value::I64(2)}).kind(), VKind::kF32);
   EXPECT_EQ(Eval("max", {Value::F64(-0.0), Value::F64(0.0)}).to_double(), 0.0);
   EXPECT_FALSE(ApplyOp("nosuch", std::vector<Value>{}).ok());
+}
+
+// Each instruction-set build of the binary64 matrix product that this
+// processor can run, and the one chosen at run time, against a long double
+// triple loop: sizes that are not multiples of any kernel's blocking, every
+// combination of transposed operands.
+TEST(OpsTest, MatrixProductBuildsAgreeWithALongDoubleProduct) {
+  using Gemm = bool (*)(const double*, int64_t, int64_t, bool, const double*, int64_t, int64_t,
+                        bool, double*, int64_t, int64_t);
+  struct Build {
+    const char* name;
+    Gemm gemm;
+    bool runs;
+  };
+  std::vector<Build> builds = {{"chosen", internal::GemmF64Isa, true}};
+#if defined(__x86_64__) && defined(__GNUC__)
+  builds.push_back({"avx2", internal::GemmF64Avx2,
+                    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")});
+  builds.push_back({"avx512", internal::GemmF64Avx512,
+                    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")});
+#endif
+  const int64_t m = 37, k = 131, n = 29;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+  for (double& x : a) x = u(rng);
+  for (double& x : b) x = u(rng);
+  for (int t = 0; t < 4; ++t) {
+    bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+    // op(A) is m×k and op(B) k×n; stored transposed when asked.
+    auto A = [&](int64_t i, int64_t q) {
+      return ta ? a[static_cast<size_t>(q * m + i)] : a[static_cast<size_t>(i * k + q)];
+    };
+    auto B = [&](int64_t q, int64_t j) {
+      return tb ? b[static_cast<size_t>(j * k + q)] : b[static_cast<size_t>(q * n + j)];
+    };
+    for (const Build& build : builds) {
+      if (!build.runs) continue;
+      std::vector<double> c(static_cast<size_t>(m * n), -7.0);
+      bool done = build.gemm(a.data(), ta ? k : m, ta ? m : k, ta, b.data(), tb ? n : k, tb ? k : n,
+                             tb, c.data(), m, n);
+      if (!done) continue;  // this build has no such code
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          long double want = 0;
+          for (int64_t q = 0; q < k; ++q) want += static_cast<long double>(A(i, q)) * B(q, j);
+          double got = c[static_cast<size_t>(i * n + j)];
+          ASSERT_NEAR(got, static_cast<double>(want), 1e-13)
+              << build.name << " ta=" << ta << " tb=" << tb << " at " << i << "," << j;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

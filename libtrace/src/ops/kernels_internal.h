@@ -15,15 +15,20 @@ namespace irt::internal {
 /// matrices are transposed as the primitive would (a vector becomes 1×n).
 Result<Value> MatmulTransposed(const Value& a, bool ta, const Value& b, bool tb);
 
-/// Whether the processor has AVX2 and FMA (for GemmF64Avx2).
-bool CpuHasAvx2Fma();
-
 /// C (m×n) = op(A) op(B) for row-major binary64 matrices A (ar×ac) and B
-/// (br×bc), op transposing when asked, with AVX2 and FMA (gemm_avx2.cc).
-/// Returns false when this build has no such code; call it only when the
-/// processor has AVX2 and FMA.
+/// (br×bc), op transposing when asked, with the fastest instruction set
+/// this build has and the processor supports (AVX-512, then AVX2 with
+/// FMA). Returns false when there is none: the caller multiplies with the
+/// baseline build.
+bool GemmF64Isa(const double* a, int64_t ar, int64_t ac, bool ta, const double* b, int64_t br,
+                int64_t bc, bool tb, double* c, int64_t m, int64_t n);
+
+/// GemmF64Isa's builds (gemm_avx2.cc, gemm_avx512.cc): false when this build
+/// has no such code; call one only when the processor has its instructions.
 bool GemmF64Avx2(const double* a, int64_t ar, int64_t ac, bool ta, const double* b, int64_t br,
                  int64_t bc, bool tb, double* c, int64_t m, int64_t n);
+bool GemmF64Avx512(const double* a, int64_t ar, int64_t ac, bool ta, const double* b, int64_t br,
+                   int64_t bc, bool tb, double* c, int64_t m, int64_t n);
 
 }  // namespace irt::internal
 

@@ -1,7 +1,7 @@
-// Matrix products and transposes: Eigen, or on x86-64 processors with AVX2
-// and FMA a binary64 kernel chosen at run time (gemm_avx2.cc); the
-// transposed products the derivative rules need are formed without
-// transposing (MatmulTransposed).
+// Matrix products and transposes: Eigen, or on x86-64 processors with
+// AVX-512 or AVX2 and FMA a binary64 kernel chosen at run time
+// (gemm_avx512.cc, gemm_avx2.cc); the transposed products the derivative
+// rules need are formed without transposing (MatmulTransposed).
 #include "ops/kernels_internal.h"
 #include "tensor_util.h"
 
@@ -9,14 +9,41 @@ namespace irt {
 
 namespace internal {
 
+namespace {
+
+enum class Isa { kBaseline, kAvx2, kAvx512 };
+
 // Checked here, in code built for the baseline instruction set.
-bool CpuHasAvx2Fma() {
+Isa CpuIsa() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
+  static const Isa isa = [] {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")) {
+      return Isa::kAvx512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+    return Isa::kBaseline;
+  }();
+  return isa;
 #else
-  return false;
+  return Isa::kBaseline;
 #endif
+}
+
+}  // namespace
+
+bool GemmF64Isa(const double* a, int64_t ar, int64_t ac, bool ta, const double* b, int64_t br,
+                int64_t bc, bool tb, double* c, int64_t m, int64_t n) {
+  switch (CpuIsa()) {
+    case Isa::kAvx512:
+      if (GemmF64Avx512(a, ar, ac, ta, b, br, bc, tb, c, m, n)) return true;
+      [[fallthrough]];
+    case Isa::kAvx2:
+      return GemmF64Avx2(a, ar, ac, ta, b, br, bc, tb, c, m, n);
+    case Isa::kBaseline:
+      break;
+  }
+  return false;
 }
 
 }  // namespace internal
@@ -54,8 +81,7 @@ Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
   }
   Elements<double> ea(a), eb(b);
   IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF64, shape)));
-  if (internal::CpuHasAvx2Fma() &&
-      internal::GemmF64Avx2(ea.data(), m, k, false, eb.data(), k, n, false, t.f64(), m, n)) {
+  if (internal::GemmF64Isa(ea.data(), m, k, false, eb.data(), k, n, false, t.f64(), m, n)) {
     return Value::MakeTensor(std::move(t));
   }
   Eigen::Map<const MatrixR<double>> A(ea.data(), m, k), B(eb.data(), k, n);
@@ -137,8 +163,7 @@ template <typename T>
 void Gemm(const T* a, int64_t ar, int64_t ac, bool ta, const T* b, int64_t br, int64_t bc, bool tb,
           T* c, int64_t m, int64_t n) {
   if constexpr (std::is_same_v<T, double>) {
-    if (internal::CpuHasAvx2Fma() && internal::GemmF64Avx2(a, ar, ac, ta, b, br, bc, tb, c, m, n))
-      return;
+    if (internal::GemmF64Isa(a, ar, ac, ta, b, br, bc, tb, c, m, n)) return;
   }
   Eigen::Map<const MatrixR<T>> A(a, ar, ac), B(b, br, bc);
   Eigen::Map<MatrixR<T>> C(c, m, n);
