@@ -29,10 +29,11 @@ std::vector<std::string> Entries(const std::string& dir) {
   return out;
 }
 
-// Replacing a file: the destination holds the new bytes, a reader that
-// opened the old file still reads all of the old ones (the old file is
-// replaced by a rename, never rewritten), and no other name is left in
-// the directory.
+// Replacing a large file (held open across the rename and closed beside
+// the caller): the destination holds the new bytes, a reader that opened
+// the old file still reads all of the old ones (the old file is replaced
+// by a rename, never rewritten), and no other name is left in the
+// directory.
 TEST(OutputTest, ReplacingALargeFileLeavesReadersTheOldOne) {
   std::string dir = testing::TempPath("replace_dir");
   ASSERT_TRUE(mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST);

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <thread>
+
 #include "io/tempfile.h"
 
 namespace irt {
@@ -20,6 +22,35 @@ constexpr int kZstdLevel = 3;
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0;
+}
+
+// The regular file a rename is about to replace, held open so that the
+// rename drops only its name; -1 when there is none worth holding (small,
+// not a regular file, or linked elsewhere too).
+int HoldReplaced(const std::string& path) {
+  constexpr off_t kWorthHolding = off_t{1} << 20;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+      st.st_size < kWorthHolding) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Closing the last reference to a replaced file is when the kernel frees
+// its pages, which takes time in proportion to its size. A thread of its
+// own does that beside the caller (or the process's exit does, if it
+// comes first).
+void ReleaseReplaced(int fd) {
+  if (fd < 0) return;
+  try {
+    std::thread([fd] { close(fd); }).detach();
+  } catch (...) {
+    close(fd);
+  }
 }
 
 }  // namespace
@@ -164,8 +195,10 @@ Status Output::Commit() {
     return IoError(name + ": write failed: " + strerror(errno));
   }
   fd_ = -1;
+  int replaced = HoldReplaced(path_);
   if (rename(tmp_path_.c_str(), path_.c_str()) != 0) {
     int e = errno;
+    if (replaced >= 0) close(replaced);
     unlink(tmp_path_.c_str());
     internal::UnregisterTemp(tmp_path_);
     return IoError(name + ": cannot rename into place: " + strerror(e));
@@ -173,6 +206,7 @@ Status Output::Commit() {
   // A signal between the rename and here finds no temporary to remove.
   internal::UnregisterTemp(tmp_path_);
   committed_ = true;
+  ReleaseReplaced(replaced);
   return Status::Ok();
 }
 
