@@ -339,6 +339,32 @@ TEST(RecordTest, DeepRecursion) {
   EXPECT_EQ(s->calls, 10001u);
 }
 
+// A thread's recorders reuse the stacks of the last one: recording again,
+// deeper, shallower, or while another recorder is alive, writes the same
+// bytes as a first recording does.
+TEST(RecordTest, RecordingAgainWritesTheSameTrace) {
+  auto record = [](int64_t depth) {
+    auto rec = Recorder::InMemory();
+    EXPECT_EQ(rec->Run(Depth, depth).value(), depth);
+    EXPECT_TRUE(rec->Finish().ok());
+    return rec->bytes();
+  };
+  const std::string first = record(300);
+  EXPECT_EQ(record(300), first);
+  const std::string deeper = record(1000);
+  EXPECT_EQ(record(300), first);
+  EXPECT_EQ(record(1000), deeper);
+  auto alive = Recorder::InMemory();  // holds the spare stacks, unused
+  EXPECT_EQ(record(300), first);
+  alive.reset();
+  EXPECT_EQ(record(300), first);
+  std::string path = TempPath("again.fb");
+  std::ofstream(path, std::ios::binary) << deeper;
+  Result<CheckSummary> s = CheckTrace(path);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->max_depth, 1001u);
+}
+
 // A `for` loop records like a while loop: the increment belongs to the body.
 Real ForSum(Real x, Int n) {
   IRT_FUNCTION(for_sum, x, n);
