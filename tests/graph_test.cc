@@ -72,23 +72,11 @@ TEST(GraphTest, ParseNodePath) {
 // main(x) = g(x) + g(x) where g(y) = y * y: two nested calls in the root's
 // body, each with its own arguments and return.
 void WriteTwoCalls(TraceWriter& w) {
-  ClassSpec root{.kind = NodeKind::kCall, .op = "main"};
-  root.operands = {OperandSpec::Literal(Value::F64(3.0))};
-  ClassSpec fn{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
-  ClassSpec x{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
-  ClassSpec call{.kind = NodeKind::kCall, .op = "g", .block = 1, .pos = 3};
-  call.operands = {OperandSpec::Ref()};
-  ClassSpec y{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
-  y.operands = {OperandSpec::Ref()};
-  ClassSpec mul{.kind = NodeKind::kPrimitive, .op = "*", .block = 1, .pos = 3};
-  mul.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
-  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-  ret.operands = {OperandSpec::Ref()};
+  const testing::CallClasses c = testing::DefineCallClasses(w);
   ClassSpec add{.kind = NodeKind::kPrimitive, .op = "+", .block = 1, .pos = 5};
   add.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
-  ClassId c_root = w.DefineClass(root), c_fn = w.DefineClass(fn), c_x = w.DefineClass(x),
-          c_call = w.DefineClass(call), c_y = w.DefineClass(y), c_mul = w.DefineClass(mul),
-          c_ret = w.DefineClass(ret), c_add = w.DefineClass(add);
+  ClassId c_root = c.root, c_fn = c.fn, c_x = c.x, c_call = c.call, c_y = c.y, c_mul = c.mul,
+          c_ret = c.ret, c_add = w.DefineClass(add);
   w.Append(c_root, Value(), {});                   // 0
   w.Append(c_fn, Value::Function("main"), {});     // 1  @1
   NodeId xv = w.Append(c_x, Value::F64(3.0), {});  // 2  @2

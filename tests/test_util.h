@@ -59,6 +59,29 @@ inline void WriteSeedF(TraceWriter& w) {
   EXPECT_EQ(m, 0u);
 }
 
+// The classes of main(x) calling g(y) = y * y: the root (x = 3.0 as its
+// literal), main's %1 and x, the call of g with x, g's y, y * y, and a
+// Return of a reference (for either function).
+struct CallClasses {
+  ClassId root, fn, x, call, y, mul, ret;
+};
+inline CallClasses DefineCallClasses(TraceWriter& w) {
+  ClassSpec root{.kind = NodeKind::kCall, .op = "main"};
+  root.operands = {OperandSpec::Literal(Value::F64(3.0))};
+  ClassSpec fn{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
+  ClassSpec x{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
+  ClassSpec call{.kind = NodeKind::kCall, .op = "g", .block = 1, .pos = 3};
+  call.operands = {OperandSpec::Ref()};
+  ClassSpec y{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
+  y.operands = {OperandSpec::Ref()};
+  ClassSpec mul{.kind = NodeKind::kPrimitive, .op = "*", .block = 1, .pos = 3};
+  mul.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
+  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+  ret.operands = {OperandSpec::Ref()};
+  return {w.DefineClass(root), w.DefineClass(fn),  w.DefineClass(x),  w.DefineClass(call),
+          w.DefineClass(y),    w.DefineClass(mul), w.DefineClass(ret)};
+}
+
 // Writes a trace with `body` to the temporary file `name`; returns its path.
 inline std::string WriteTrace(const std::string& name,
                               const std::function<void(TraceWriter&)>& body,

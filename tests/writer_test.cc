@@ -153,20 +153,9 @@ TEST(WriterTest, AppendScalarWritesWhatAppendWrites) {
 TEST(WriterTest, AppendScalarWritesWhatAppendWritesForCalls) {
   auto body = [](bool fast) {
     return [fast](TraceWriter& w) {
-      ClassSpec root{.kind = NodeKind::kCall, .op = "main"};
-      ClassSpec fn{.kind = NodeKind::kArgument, .block = 1, .pos = 1};
-      ClassSpec x{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
-      ClassSpec call{.kind = NodeKind::kCall, .op = "g", .block = 1, .pos = 3};
-      call.operands = {OperandSpec::Ref()};
-      ClassSpec y{.kind = NodeKind::kArgument, .block = 1, .pos = 2};
-      y.operands = {OperandSpec::Ref()};
-      ClassSpec mul{.kind = NodeKind::kPrimitive, .op = "*", .block = 1, .pos = 3};
-      mul.operands = {OperandSpec::Ref(), OperandSpec::Ref()};
-      ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-      ret.operands = {OperandSpec::Ref()};
-      ClassId c_root = w.DefineClass(root), c_fn = w.DefineClass(fn), c_x = w.DefineClass(x),
-              c_call = w.DefineClass(call), c_y = w.DefineClass(y), c_mul = w.DefineClass(mul),
-              c_ret = w.DefineClass(ret);
+      const testing::CallClasses c = testing::DefineCallClasses(w);
+      ClassId c_root = c.root, c_fn = c.fn, c_x = c.x, c_call = c.call, c_y = c.y, c_mul = c.mul,
+              c_ret = c.ret;
       const Value g = Value::Function("g");
       w.Append(c_root, Value(), {});
       w.Append(c_fn, Value::Function("main"), {});
