@@ -220,6 +220,42 @@ TEST(WriterTest, AppendScalarReturnWithoutOpenCallIsRefused) {
       << w.status().message();
 }
 
+// A Bool's bits are checked on the fast path too: for a comparison and for
+// a call's Return.
+TEST(WriterTest, AppendScalarReturnOfABoolKeepsItsCheck) {
+  auto out = Output::Open(TempPath("fastbool.fb"));
+  ASSERT_TRUE(out.ok());
+  TraceWriter w(out->get(), {});
+  ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+  ClassSpec call{.kind = NodeKind::kCall, .op = "q", .block = 1, .pos = 1};
+  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+  ret.operands = {OperandSpec::Literal(Value::Bool(true))};
+  ClassId cr = w.DefineClass(root), cc = w.DefineClass(call), ct = w.DefineClass(ret);
+  w.Append(cr, Value(), {});
+  w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);
+  w.AppendScalar(ct, VKind::kBool, 1, nullptr, 0);  // staged: now fast
+  w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);
+  ASSERT_TRUE(w.status().ok()) << w.status().message();
+  w.AppendScalar(ct, VKind::kBool, 2, nullptr, 0);
+  ASSERT_FALSE(w.status().ok());
+  EXPECT_NE(w.status().message().find("a Bool's bits must be 0 or 1"), std::string::npos)
+      << w.status().message();
+
+  auto out2 = Output::Open(TempPath("fastbool2.fb"));
+  ASSERT_TRUE(out2.ok());
+  TraceWriter w2(out2->get(), {});
+  ClassSpec lt{.kind = NodeKind::kPrimitive, .op = "<", .block = 1, .pos = 1};
+  lt.operands = {OperandSpec::Literal(Value::F64(1.0)), OperandSpec::Literal(Value::F64(2.0))};
+  ClassId cr2 = w2.DefineClass(root), cl = w2.DefineClass(lt);
+  w2.Append(cr2, Value(), {});
+  w2.AppendScalar(cl, VKind::kBool, 1, nullptr, 0);  // staged: now fast
+  ASSERT_TRUE(w2.status().ok());
+  w2.AppendScalar(cl, VKind::kBool, 2, nullptr, 0);
+  ASSERT_FALSE(w2.status().ok());
+  EXPECT_NE(w2.status().message().find("a Bool's bits must be 0 or 1"), std::string::npos)
+      << w2.status().message();
+}
+
 // The fast path keeps Append's checks: a reference to a later node, the
 // wrong number of references and a value kind that is not a scalar are
 // refused with Append's messages, and nothing is appended after an error.

@@ -107,7 +107,8 @@ class TraceWriter {
                                              const NodeId* refs, uint32_t n_refs) {
     NodeId id = next_id_;
     size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
-    if (key < fast_.size() && n_nodes_ < fast_limit_ && n_refs <= kFastMaxRefs) {
+    if (key < fast_.size() && n_nodes_ < fast_limit_ && n_refs <= kFastMaxRefs &&
+        (vk != VKind::kBool || bits <= 1)) {
       const FastClass& fc = fast_[key];
       if (fc.stamp == chunk_stamp_ && fc.n_refs == n_refs) {
         uint32_t first = n_refs_;

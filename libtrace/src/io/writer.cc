@@ -552,7 +552,6 @@ NodeId TraceWriter::AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, co
                                         uint32_t n_refs) {
   NodeId id = next_id_;
   if (!status_.ok()) return id;
-  if (NodeId done = AppendScalarFlow(cls, vk, bits, refs, n_refs); done != kNoNode) return done;
   if (vk == VKind::kString || vk == VKind::kFunction || vk == VKind::kTensor ||
       vk == VKind::kTuple || static_cast<int>(vk) >= kNumVKinds) {
     Fail(Internal("append: node " + std::to_string(id) + ": value kind " +
@@ -563,6 +562,7 @@ NodeId TraceWriter::AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, co
     Fail(Internal("append: node " + std::to_string(id) + ": a Bool's bits must be 0 or 1"));
     return id;
   }
+  if (NodeId done = AppendScalarFlow(cls, vk, bits, refs, n_refs); done != kNoNode) return done;
   if (!Admit(cls, refs, n_refs, 0)) return id;
   return Stage(cls, vk, nullptr, bits, refs, n_refs);
 }
