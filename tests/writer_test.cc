@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -195,17 +196,35 @@ TEST(WriterTest, AppendScalarWritesWhatAppendWritesForCalls) {
   EXPECT_GT(t->chunks().size(), 20u);
 }
 
-// A Return on the fast path keeps Append's check that a call is open.
-TEST(WriterTest, AppendScalarReturnWithoutOpenCallIsRefused) {
-  auto out = Output::Open(TempPath("fastclose.fb"));
-  ASSERT_TRUE(out.ok());
-  TraceWriter w(out->get(), {});
+// A writer whose root p has opened, with the classes of a call of q and
+// of a Return whose operand is the literal `ret`.
+struct CallingWriter {
+  std::unique_ptr<Output> out;
+  std::unique_ptr<TraceWriter> w;
+  ClassId root = 0, call = 0, ret = 0;
+};
+CallingWriter OpenCallingWriter(const std::string& name, const Value& ret_value) {
+  CallingWriter c;
+  auto out = Output::Open(TempPath(name));
+  EXPECT_TRUE(out.ok());
+  c.out = std::move(out).value();
+  c.w = std::make_unique<TraceWriter>(c.out.get(), WriterOptions{});
   ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
   ClassSpec call{.kind = NodeKind::kCall, .op = "q", .block = 1, .pos = 1};
   ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-  ret.operands = {OperandSpec::Literal(Value::F64(1.0))};
-  ClassId cr = w.DefineClass(root), cc = w.DefineClass(call), ct = w.DefineClass(ret);
-  w.Append(cr, Value(), {});
+  ret.operands = {OperandSpec::Literal(ret_value)};
+  c.root = c.w->DefineClass(root);
+  c.call = c.w->DefineClass(call);
+  c.ret = c.w->DefineClass(ret);
+  c.w->Append(c.root, Value(), {});
+  return c;
+}
+
+// A Return on the fast path keeps Append's check that a call is open.
+TEST(WriterTest, AppendScalarReturnWithoutOpenCallIsRefused) {
+  CallingWriter c = OpenCallingWriter("fastclose.fb", Value::F64(1.0));
+  TraceWriter& w = *c.w;
+  ClassId cc = c.call, ct = c.ret;
   w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);
   w.AppendScalar(ct, VKind::kF64, Value::F64(1.0).bits(), nullptr, 0);  // staged: now fast
   w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);                      // fast: opens
@@ -223,15 +242,9 @@ TEST(WriterTest, AppendScalarReturnWithoutOpenCallIsRefused) {
 // A Bool's bits are checked on the fast path too: for a comparison and for
 // a call's Return.
 TEST(WriterTest, AppendScalarReturnOfABoolKeepsItsCheck) {
-  auto out = Output::Open(TempPath("fastbool.fb"));
-  ASSERT_TRUE(out.ok());
-  TraceWriter w(out->get(), {});
-  ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
-  ClassSpec call{.kind = NodeKind::kCall, .op = "q", .block = 1, .pos = 1};
-  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-  ret.operands = {OperandSpec::Literal(Value::Bool(true))};
-  ClassId cr = w.DefineClass(root), cc = w.DefineClass(call), ct = w.DefineClass(ret);
-  w.Append(cr, Value(), {});
+  CallingWriter c = OpenCallingWriter("fastbool.fb", Value::Bool(true));
+  TraceWriter& w = *c.w;
+  ClassId cc = c.call, ct = c.ret;
   w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);
   w.AppendScalar(ct, VKind::kBool, 1, nullptr, 0);  // staged: now fast
   w.AppendScalar(cc, VKind::kNone, 0, nullptr, 0);
@@ -246,6 +259,7 @@ TEST(WriterTest, AppendScalarReturnOfABoolKeepsItsCheck) {
   TraceWriter w2(out2->get(), {});
   ClassSpec lt{.kind = NodeKind::kPrimitive, .op = "<", .block = 1, .pos = 1};
   lt.operands = {OperandSpec::Literal(Value::F64(1.0)), OperandSpec::Literal(Value::F64(2.0))};
+  ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
   ClassId cr2 = w2.DefineClass(root), cl = w2.DefineClass(lt);
   w2.Append(cr2, Value(), {});
   w2.AppendScalar(cl, VKind::kBool, 1, nullptr, 0);  // staged: now fast
