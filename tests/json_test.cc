@@ -57,7 +57,7 @@ TEST(JsonTest, Tensors) {
   EXPECT_EQ(JsonValue(f64, {.max_elements = 1}),
             "{\"dtype\":\"Float64\",\"shape\":[2],\"abbreviated\":true}");
   Tensor short_data = Tensor::Zeros(DType::kF64, {2});
-  short_data.data.resize(8);
+  short_data.data.erase(short_data.data.begin() + 8, short_data.data.end());
   EXPECT_EQ(JsonValue(Value::MakeTensor(short_data)),
             "{\"dtype\":\"Float64\",\"shape\":[2],\"invalid\":true}");
 }

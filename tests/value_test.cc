@@ -10,9 +10,22 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <vector>
 
 namespace irt {
 namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kTensorBlocksMapped = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kTensorBlocksMapped = false;
+#else
+constexpr bool kTensorBlocksMapped = true;
+#endif
+#else
+constexpr bool kTensorBlocksMapped = true;
+#endif
 
 TEST(ValueTest, FormatDoubleLikeJulia) {
   EXPECT_EQ(FormatDouble(1.0), "1.0");
@@ -235,6 +248,49 @@ TEST(ValueTest, TakeTensorMovesOnlyWhatNothingElseHolds) {
   EXPECT_EQ(a.tensor().at(0), 3.0);
   Tensor s = Value::TakeTensor(Value::F64(1.0));
   EXPECT_EQ(s.data.size(), 0u);
+}
+
+// Tensors of 2 MiB or more live in tensor blocks: aligned to 2 MiB (except
+// under AddressSanitizer, where every tensor comes from operator new), kept
+// for reuse up to a bound, and zeros whenever Make or Zeros hands them out,
+// reused or not.
+TEST(ValueTest, TensorBlocksComeZeroedAndAreReusedWithinABound) {
+  const int64_t n = (int64_t{3} << 20) / 8;  // 3 MiB of Float64
+  for (int round = 0; round < 3; ++round) {
+    Result<Tensor> t = Tensor::Make(DType::kF64, {n});
+    ASSERT_TRUE(t.ok());
+    ASSERT_EQ(t->data.size(), size_t{3} << 20);
+    for (int64_t i = 0; i < n; i += 4093) ASSERT_EQ(t->f64()[i], 0.0) << "round " << round;
+    ASSERT_EQ(t->f64()[n - 1], 0.0);
+    if (kTensorBlocksMapped) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data.data()) % (uintptr_t{2} << 20), 0u);
+    }
+    std::memset(t->data.data(), 0xab, t->data.size());  // dirty it for the next round
+  }
+  Tensor z = Tensor::Zeros(DType::kF32, {n * 2});
+  EXPECT_EQ(z.at(0), 0.0);
+  EXPECT_EQ(z.at(n), 0.0);
+  EXPECT_EQ(z.at(2 * n - 1), 0.0);
+  // Many blocks freed at once: the cache keeps at most 64 MiB of them.
+  {
+    std::vector<Tensor> many;
+    for (int i = 0; i < 40; ++i) many.push_back(Tensor::Zeros(DType::kF64, {n}));
+  }
+  EXPECT_LE(internal::CachedTensorBlockBytes(), size_t{64} << 20);
+  // A small tensor made where a dirty one was freed is zeros too.
+  for (int round = 0; round < 2; ++round) {
+    Tensor s = Tensor::Zeros(DType::kF64, {1000});
+    for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(s.f64()[i], 0.0);
+    std::memset(s.data.data(), 0xab, s.data.size());
+  }
+  // Bytes made without a value are the caller's to write: resize keeps
+  // the ones there and the vector still copies and compares as one.
+  TensorBytes b(5);
+  std::memset(b.data(), 7, 5);
+  b.resize(8);
+  EXPECT_EQ(b[4], 7);
+  TensorBytes c = b;
+  EXPECT_TRUE(c == b);
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ Bytes Encode(const ChunkModel& m) {
   for (const auto& t : m.tensors) {
     auto shape = fbb.CreateVector(t.shape);
     fbb.ForceVectorAlignment(t.data.size(), 1, 8);
-    auto data = fbb.CreateVector(t.data);
+    auto data = fbb.CreateVector(t.data.data(), t.data.size());
     tensors.push_back(fb::CreateTensor(fbb, t.dtype, shape, data));
   }
   std::vector<flatbuffers::Offset<fb::Tuple>> tuples;

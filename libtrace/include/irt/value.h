@@ -6,11 +6,15 @@
 #ifndef IRT_VALUE_H_
 #define IRT_VALUE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "irt/status.h"
@@ -56,12 +60,75 @@ inline constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
 /// than kMaxTensorDims of them or more than kMaxTensorElements elements.
 Result<int64_t> CheckedNumel(std::span<const int64_t> shape);
 
+namespace internal {
+/// Storage of this many bytes or more is a tensor block (TensorAllocator).
+inline constexpr size_t kTensorBlockBytes = size_t{2} << 20;
+/// A zero-filled tensor block of at least `bytes` (>= kTensorBlockBytes),
+/// aligned to 2 MiB; throws std::bad_alloc when there is no memory for it.
+void* AllocateTensorBlock(size_t bytes);
+/// Gives back a block from AllocateTensorBlock(bytes), same `bytes`.
+void FreeTensorBlock(void* block, size_t bytes) noexcept;
+/// The bytes of freed blocks kept for reuse (at most 64 MiB).
+size_t CachedTensorBlockBytes();
+}  // namespace internal
+
+/// The allocator of tensor elements. Storage of 2 MiB or more is mapped on
+/// 2 MiB boundaries with transparent huge pages asked for, so that a new
+/// matrix costs one page fault per 2 MiB instead of 512, and the blocks
+/// freed last are kept, up to 64 MiB, for the next tensors of their size.
+/// Smaller storage comes from operator new. Under AddressSanitizer every
+/// size comes from operator new, so that tensors stay checked.
+///
+/// Elements made without a value are left uninitialized, as by new T[n]:
+/// `resize(n)` and `TensorBytes(n)` do not write what the caller is about
+/// to overwrite. Tensor::Make and Tensor::Zeros give zeros, and storage of
+/// kTensorBlockBytes or more is zero-filled when allocated, so a large
+/// result that a kernel accumulates into is written once, not twice.
+template <class T>
+struct TensorAllocator {
+  using value_type = T;
+  TensorAllocator() = default;
+  template <class U>
+  TensorAllocator(const TensorAllocator<U>&) noexcept {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    size_t bytes = n * sizeof(T);
+    if (bytes >= internal::kTensorBlockBytes) {
+      return static_cast<T*>(internal::AllocateTensorBlock(bytes));
+    }
+    return static_cast<T*>(::operator new(bytes));
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    size_t bytes = n * sizeof(T);
+    if (bytes >= internal::kTensorBlockBytes) {
+      internal::FreeTensorBlock(p, bytes);
+    } else {
+      ::operator delete(p);
+    }
+  }
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  bool operator==(const TensorAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+/// The bytes of a tensor's elements.
+using TensorBytes = std::vector<uint8_t, TensorAllocator<uint8_t>>;
+
 /// A dense, row-major (C order) tensor. `data` holds numel() little-endian
 /// elements of `dtype`. A 0-dimensional tensor has an empty shape and one element.
 struct Tensor {
   DType dtype = DType::kF64;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> data;
+  TensorBytes data;
 
   int64_t numel() const;
   /// Typed element access; the dtype must match (checked by assert only).

@@ -12,7 +12,7 @@ namespace irt::internal {
 uint32_t ValueEncoder::AddTensor(const Tensor& t) {
   auto shape = fbb_->CreateVector(t.shape);
   fbb_->ForceVectorAlignment(t.data.size(), 1, 8);
-  auto data = fbb_->CreateVector(t.data);
+  auto data = fbb_->CreateVector(t.data.data(), t.data.size());
   payload_bytes_ += t.data.size() + t.shape.size() * 8;
   fb::TensorBuilder tb(*fbb_);
   tb.add_dtype(static_cast<fb::DType>(t.dtype));

@@ -1,6 +1,7 @@
 // Values of a checked chunk decoded into irt::Value (chunk.h).
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -35,7 +36,10 @@ Value Decode(const fb::Chunk* c, uint64_t bits, fb::VKind kind,
       Tensor out;
       out.dtype = static_cast<DType>(t->dtype());
       if (t->shape()) out.shape.assign(t->shape()->begin(), t->shape()->end());
-      if (t->data()) out.data.assign(t->data()->begin(), t->data()->end());
+      if (t->data() && t->data()->size() > 0) {
+        out.data.resize(t->data()->size());
+        std::memcpy(out.data.data(), t->data()->data(), out.data.size());
+      }
       return Value::MakeTensor(std::move(out));
     }
     case fb::VKind::Tuple: {

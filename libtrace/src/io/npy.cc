@@ -235,7 +235,7 @@ Result<Value> ReadNpy(const std::string& path) {
       fstride[k] = s;
       s *= static_cast<uint64_t>(h.shape[k]);
     }
-    std::vector<uint8_t> c(t.data.size());
+    TensorBytes c(t.data.size());
     std::vector<int64_t> idx(rank, 0);
     for (uint64_t i = 0; i < numel; ++i) {
       uint64_t off = 0;

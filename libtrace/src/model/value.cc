@@ -131,6 +131,19 @@ Result<int64_t> CheckedNumel(std::span<const int64_t> shape) {
   return empty ? int64_t{0} : n;
 }
 
+namespace {
+
+// Makes empty `data` `bytes` zeros long, writing them only where the
+// allocator has not: a tensor block comes zero-filled.
+void ZeroFill(TensorBytes& data, size_t bytes) {
+  data.resize(bytes);
+  if (data.capacity() < internal::kTensorBlockBytes && bytes > 0) {
+    std::memset(data.data(), 0, bytes);
+  }
+}
+
+}  // namespace
+
 Result<Tensor> Tensor::Make(DType dtype, std::vector<int64_t> shape) {
   IRT_ASSIGN_OR_RETURN(int64_t n, CheckedNumel(shape));
   Tensor t;
@@ -138,7 +151,7 @@ Result<Tensor> Tensor::Make(DType dtype, std::vector<int64_t> shape) {
   t.shape = std::move(shape);
   size_t bytes = static_cast<size_t>(n) * DTypeSize(dtype);
   try {
-    t.data.assign(bytes, 0);
+    ZeroFill(t.data, bytes);
   } catch (const std::bad_alloc&) {
     return IoError("out of memory for a tensor of " + std::to_string(bytes) + " bytes");
   }
@@ -149,7 +162,7 @@ Tensor Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
-  t.data.assign(static_cast<size_t>(t.numel()) * DTypeSize(dtype), 0);
+  ZeroFill(t.data, static_cast<size_t>(t.numel()) * DTypeSize(dtype));
   return t;
 }
 
