@@ -11,7 +11,9 @@ irtrace's own figures are printed one per line, as bench/run.py does:
 
     <workload> <figure> <value> <unit>
 
-Then it runs the peers (bench/peers/: ADOL-C, PyTorch) on the same workload,
+Then it runs the peers (bench/peers/: ADOL-C, PyTorch with Debian's
+reference BLAS, and PyTorch with OpenBLAS on W4 and W5, where the matrix
+products are) on the same workload,
 checks that their gradient agrees with irtrace's (relative 1e-9, in the
 maximum norm) and prints one comparison per line, irtrace's figure first and
 the ratio irtrace / peer (above 1: irtrace is slower or bigger):
@@ -28,7 +30,8 @@ With --check only the verification lines are printed, deterministically
 (the golden test tests/golden/irt-grad/workloads.cmd runs that).
 
 Usage: bench/grad_bench.py [--bin build-release/bin] [--work DIR] [--runs N]
-                           [--only W1,W2,W3,W4,W5] [--peers adolc,torch|none]
+                           [--only W1,W2,W3,W4,W5]
+                           [--peers adolc,torch,torch-openblas|none]
                            [--adolc-w4] [--quick] [--check]
 """
 import argparse
@@ -51,6 +54,9 @@ ROOT = HERE.parent
 # Sizes (full, --quick): W1 n, W2 N, W3 depth, W4 batch, W5 sequence length.
 SIZES = {"W1": (1000000, 10000), "W2": (1000000, 10000), "W3": (30000, 300), "W4": (64, 64),
          "W5": (1024, 64)}
+# Debian's OpenBLAS (libopenblas0-pthread) as a BLAS that PyTorch loads in
+# place of the reference one: the peer torch-openblas, one thread.
+OPENBLAS_DIR = pathlib.Path("/usr/lib/x86_64-linux-gnu/openblas-pthread")
 # Relative agreement required between irtrace's gradient and a peer's.
 PEER_TOLERANCE = 1e-9
 
@@ -96,10 +102,10 @@ def read_npy(path):
     return list(struct.unpack("<%dd" % n, data[start:start + 8 * n]))
 
 
-def run(cmd, stdout=subprocess.DEVNULL, cwd=None):
+def run(cmd, stdout=subprocess.DEVNULL, cwd=None, env=None):
     """Runs cmd: (seconds, peak RSS MiB, stderr)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=cwd)
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=cwd, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
@@ -110,10 +116,10 @@ def run(cmd, stdout=subprocess.DEVNULL, cwd=None):
     return dt, usage.ru_maxrss / 1024.0, err
 
 
-def timed(cmd, runs, cwd=None):
+def timed(cmd, runs, cwd=None, env=None):
     """Best of runs after a warm-up: (seconds, peak RSS MiB, stderr of the best run)."""
-    run(cmd, cwd=cwd)  # warm-up (page cache, first-touch)
-    results = sorted((run(cmd, cwd=cwd) for _ in range(runs)), key=lambda r: r[0])
+    run(cmd, cwd=cwd, env=env)  # warm-up (page cache, first-touch)
+    results = sorted((run(cmd, cwd=cwd, env=env) for _ in range(runs)), key=lambda r: r[0])
     return results[0][0], max(r[1] for r in results), results[0][2]
 
 
@@ -276,6 +282,7 @@ class Differentiated:
     record: Recorded
     whole_ms: float  # irt-grad, whole process
     phases_ms: float | None  # forward pass + sweep, in process (irt-grad -v)
+    sweep_ms: float | None  # the reverse sweep alone (irt-grad -v)
     grads: list  # the gradient .npy files, in argument order
 
 
@@ -312,14 +319,14 @@ def adolc_program(ctx, build_dir):
     return build_dir / "bin" / "irt-peer-adolc"
 
 
-def run_peer(peer, cmd, name, ctx, cwd=None):
+def run_peer(peer, cmd, name, ctx, cwd=None, env=None):
     size = SIZES[name][1 if ctx.quick else 0]
     grad = ctx.work / f"{name.lower()}_{peer}_grad.npy"
     args = [*cmd, name, "--size", str(size)]
     p = subprocess.run([*args, "--runs", str(ctx.runs), "--grad", str(grad)], cwd=cwd,
-                       check=True, capture_output=True, text=True)
+                       check=True, capture_output=True, text=True, env=env)
     f = peer_fields(p.stdout)
-    whole, _, _ = timed([*args, "--whole"], ctx.runs, cwd=cwd)
+    whole, _, _ = timed([*args, "--whole"], ctx.runs, cwd=cwd, env=env)
     tape = int(f["tape_bytes"]) + int(f["value_bytes"]) if "tape_bytes" in f else None
     return PeerRun(float(f["record_ms"]), float(f["gradient_ms"]), whole * 1e3, tape, grad,
                    f.get("form", "scalar"))
@@ -346,7 +353,7 @@ def differentiate(name, label, rec, ctx):
                 "--npy", prefix, str(rec.trace)]
     if rec.wrt:
         grad_cmd[1:1] = ["--wrt", rec.wrt]
-    whole_ms = phases_ms = None
+    whole_ms = phases_ms = sweep_ms = None
     check = ctx.check
     if check:
         run(grad_cmd)
@@ -369,6 +376,7 @@ def differentiate(name, label, rec, ctx):
                       err)
         if m:
             phases_ms = float(m.group(4)) + float(m.group(5))
+            sweep_ms = float(m.group(5))
             emit(name, fig("active_nodes"), int(m.group(1)), "nodes")
             emit(name, fig("grad_open"), float(m.group(3)), "ms")
             emit(name, fig("grad_forward_pass"), float(m.group(4)), "ms")
@@ -399,7 +407,7 @@ def differentiate(name, label, rec, ctx):
                       + ("" if ok else f" {value!r} vs {expected!r}"))
             else:
                 emit(name, fig(f"{figure}_rel_error"), rel, "1")
-    return Differentiated(rec, whole_ms, phases_ms, grads), failed
+    return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads), failed
 
 
 def compare_peer(name, label, mine, peer, theirs):
@@ -410,7 +418,7 @@ def compare_peer(name, label, mine, peer, theirs):
         check=True, capture_output=True, text=True).stdout)
     agree = rel <= PEER_TOLERANCE
     form = {"scalar": " (0-dim tensors)", "vectors": " (vectors of 14)"}.get(
-        theirs.form, " (whole tensors)") if peer == "torch" else ""
+        theirs.form, " (whole tensors)") if peer.startswith("torch") else ""
     print(f"{name} grad-check    {label} vs {peer}{form}: max relative difference {rel:.2g} "
           f"{'<=' if agree else '>'} {PEER_TOLERANCE:g}, "
           f"{'agree' if agree else 'DISAGREE (no figures)'}", flush=True)
@@ -419,6 +427,9 @@ def compare_peer(name, label, mine, peer, theirs):
     compare(name, "record", label, mine.record.record_ms, peer, theirs.record_ms)
     if mine.phases_ms is not None:
         compare(name, "gradient", label, mine.phases_ms, peer, theirs.gradient_ms)
+    if mine.sweep_ms is not None and peer.startswith("torch"):
+        # The reverse sweep alone against backward(), which is one too.
+        compare(name, "sweep", label, mine.sweep_ms, peer, theirs.gradient_ms)
     compare(name, "grad-whole", label, mine.whole_ms, peer, theirs.gradient_ms)
     compare(name, "total-whole", label, mine.record.record_ms + mine.whole_ms, peer,
             theirs.whole_ms)
@@ -445,7 +456,8 @@ def main():
     ap.add_argument("--work", default=str(ROOT / "build-bench" / "grad"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="W1,W2,W3,W4,W5")
-    ap.add_argument("--peers", default="adolc,torch", help="peers to run, or 'none'")
+    ap.add_argument("--peers", default="adolc,torch,torch-openblas",
+                    help="peers to run, or 'none'")
     ap.add_argument("--adolc-w4", action="store_true",
                     help="run ADOL-C on W4 as well (scalar level: seconds and ~1 GB of tape)")
     ap.add_argument("--python", default="/usr/bin/python3",
@@ -474,13 +486,13 @@ def main():
         for name in args.only.split(","):
             prepare(name, ctx.work, args.quick)
         return
-    peers = {}  # name -> (command, working directory, workloads)
+    peers = {}  # name -> (command, working directory, workloads, environment or None)
     if not args.check:
         build_irtrace(ctx.bin)
         wanted = [] if args.peers == "none" else args.peers.split(",")
         for peer in wanted:
-            if peer not in ("adolc", "torch"):
-                sys.exit(f"grad_bench: unknown peer '{peer}' (adolc, torch)")
+            if peer not in ("adolc", "torch", "torch-openblas"):
+                sys.exit(f"grad_bench: unknown peer '{peer}' (adolc, torch, torch-openblas)")
         if "adolc" in wanted:
             program = adolc_program(ctx, pathlib.Path(args.peers_build))
             if program:
@@ -489,8 +501,8 @@ def main():
                 # W4 at scalar level is 52 M ADOL-C operations; its peer is PyTorch.
                 # W5 (tensor level, vectors of 14) has no ADOL-C version.
                 only = ("W1", "W2", "W3", "W4") if args.adolc_w4 else ("W1", "W2", "W3")
-                peers["adolc"] = ([str(program)], tapes, only)
-        if "torch" in wanted:
+                peers["adolc"] = ([str(program)], tapes, only, None)
+        if "torch" in wanted or "torch-openblas" in wanted:
             try:
                 importable = subprocess.run([args.python, "-c", "import torch"],
                                             capture_output=True).returncode == 0
@@ -500,8 +512,16 @@ def main():
                 print(f"# torch: skipped, {args.python} cannot import torch "
                       "(apt-get install python3-torch)", flush=True)
             else:
-                peers["torch"] = ([args.python, str(HERE / "peers" / "torch_peer.py")], None,
-                                  ("W1", "W2", "W3", "W4", "W5"))
+                torch_cmd = [args.python, str(HERE / "peers" / "torch_peer.py")]
+                if "torch" in wanted:
+                    peers["torch"] = (torch_cmd, None, ("W1", "W2", "W3", "W4", "W5"), None)
+                if "torch-openblas" in wanted and not (OPENBLAS_DIR / "libblas.so.3").exists():
+                    print(f"# torch-openblas: skipped, no {OPENBLAS_DIR}/libblas.so.3 "
+                          "(apt-get install libopenblas0-pthread)", flush=True)
+                elif "torch-openblas" in wanted:
+                    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", LD_LIBRARY_PATH=":".join(
+                        filter(None, [str(OPENBLAS_DIR), os.environ.get("LD_LIBRARY_PATH")])))
+                    peers["torch-openblas"] = (torch_cmd, None, ("W4", "W5"), env)
     # The inputs are written by a child process, so that this one stays small:
     # a forked child's peak resident set counts the parent's pages until exec.
     subprocess.run([sys.executable, __file__, "--inputs-only", "--work", str(ctx.work), "--only",
@@ -516,10 +536,10 @@ def main():
             result, bad = differentiate(name, label, recorded, ctx)
             failed += bad
             mine.append((label, result))
-        for peer, (cmd, cwd, workloads) in peers.items():
+        for peer, (cmd, cwd, workloads, env) in peers.items():
             if name not in workloads:
                 continue
-            theirs = run_peer(peer, cmd, name, ctx, cwd)
+            theirs = run_peer(peer, cmd, name, ctx, cwd, env)
             for label, result in mine:
                 disagree += 0 if compare_peer(name, label, result, peer, theirs) else 1
     if failed:
