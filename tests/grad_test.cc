@@ -1194,6 +1194,33 @@ TEST(GradTest, FirstTensorAdjointsTakenOverOrCopied) {
   }
 }
 
+// A matrix product's adjoint rules give products, taken over as first
+// adjoints without a pass for -0s: a -0 that the product's terms would make
+// (1 x -0) must come out 0, as zeros + g gives it, at every size.
+TEST(GradTest, ProductAdjointsTakenOverHoldNoNegativeZero) {
+  const char* ir =
+      "function t\n1: (%1, %2, %3)\n  %4 = Main.matmul(%2, %3)\n  %5 = Main.sum(%4)\n"
+      "  return %5\nend\n";
+  for (int64_t size : {1, 2, 40}) {
+    std::vector<double> a(static_cast<size_t>(size * size), 2.0);
+    std::vector<double> b(static_cast<size_t>(size * size), -0.0);
+    std::string path = TraceIR(ir, "t",
+                               {Value::MakeTensor(Tensor::FromF64({size, size}, a)),
+                                Value::MakeTensor(Tensor::FromF64({size, size}, b))});
+    auto r = Grad(path);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (const ArgumentDerivative& d : r->arguments) {
+      if (d.pos != 2) continue;
+      const Tensor& da = d.derivative.tensor();  // ones * B^T: sums of -0
+      ASSERT_EQ(da.numel(), size * size);
+      for (int64_t i = 0; i < da.numel(); ++i) {
+        ASSERT_EQ(da.at(i), 0.0);
+        ASSERT_FALSE(std::signbit(da.at(i))) << "-0 at " << i << " for size " << size;
+      }
+    }
+  }
+}
+
 TEST(GradTest, DeepRecursionAndLongLoops) {
   // down(x, n) = n == 0 ? x : sin(down(x, n - 1)) * 0.5 + x, 10^5 calls deep.
   const char* deep =

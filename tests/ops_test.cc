@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -101,7 +102,7 @@ TEST(OpsTest, ScalarsFollowTheAdapter) {
 // Each instruction-set build of the binary64 matrix product that this
 // processor can run, and the one chosen at run time, against a long double
 // triple loop: sizes that are not multiples of any kernel's blocking, every
-// combination of transposed operands.
+// combination of transposed operands. The product is added to C.
 TEST(OpsTest, MatrixProductBuildsAgreeWithALongDoubleProduct) {
   using Gemm = bool (*)(const double*, int64_t, int64_t, bool, const double*, int64_t, int64_t,
                         bool, double*, int64_t, int64_t);
@@ -141,12 +142,39 @@ TEST(OpsTest, MatrixProductBuildsAgreeWithALongDoubleProduct) {
       if (!done) continue;  // this build has no such code
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
-          long double want = 0;
+          long double want = -7.0L;
           for (int64_t q = 0; q < k; ++q) want += static_cast<long double>(A(i, q)) * B(q, j);
           double got = c[static_cast<size_t>(i * n + j)];
           ASSERT_NEAR(got, static_cast<double>(want), 1e-13)
               << build.name << " ta=" << ta << " tb=" << tb << " at " << i << "," << j;
         }
+      }
+    }
+  }
+}
+
+// A matrix product is added to zeros, so no element of it is -0 however
+// small the matrices (Eigen's coefficient-wise products start a sum with its
+// first term) or large (its blocked kernels): the gradient sweep relies on
+// it to take a product over as a first adjoint without clearing -0s.
+TEST(OpsTest, MatrixProductsHoldNoNegativeZero) {
+  for (int64_t size : {1, 3, 64}) {
+    std::vector<double> a(static_cast<size_t>(size * size), -1.0);
+    std::vector<double> b(static_cast<size_t>(size * size), 0.0);
+    std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+    Value x = Value::MakeTensor(Tensor::FromF64({size, size}, a));
+    Value y = Value::MakeTensor(Tensor::FromF64({size, size}, b));
+    Value xf = Value::MakeTensor(Tensor::FromF32({size, size}, af));
+    Value yf = Value::MakeTensor(Tensor::FromF32({size, size}, bf));
+    Value v = Value::MakeTensor(Tensor::FromF64({size}, b));
+    for (const Value& r : {Eval("matmul", {x, y}), Eval("matmul", {xf, yf}), Eval("matmul", {x, v}),
+                           internal::MatmulTransposed(x, true, y, false).value(),
+                           internal::MatmulTransposed(x, false, y, true).value()}) {
+      const Tensor& t = r.tensor();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        ASSERT_EQ(t.at(i), 0.0);
+        ASSERT_FALSE(std::signbit(t.at(i)))
+            << "-0 at " << i << " of a " << size << "-square product";
       }
     }
   }

@@ -15,7 +15,7 @@ namespace irt::internal {
 /// matrices are transposed as the primitive would (a vector becomes 1×n).
 Result<Value> MatmulTransposed(const Value& a, bool ta, const Value& b, bool tb);
 
-/// C (m×n) = op(A) op(B) for row-major binary64 matrices A (ar×ac) and B
+/// C (m×n) += op(A) op(B) for row-major binary64 matrices A (ar×ac) and B
 /// (br×bc), op transposing when asked, with the fastest instruction set
 /// this build has and the processor supports (AVX-512, then AVX2 with
 /// FMA). Returns false when there is none: the caller multiplies with the

@@ -76,7 +76,7 @@ Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
     IRT_ASSIGN_OR_RETURN(Tensor t, (Alloc(name, DType::kF32, shape)));
     Eigen::Map<const MatrixR<float>> A(x->f32(), m, k), B(y->f32(), k, n);
     Eigen::Map<MatrixR<float>> C(t.f32(), m, n);
-    C.noalias() = A * B;
+    C.noalias() += A * B;
     return Value::MakeTensor(std::move(t));
   }
   Elements<double> ea(a), eb(b);
@@ -86,7 +86,7 @@ Result<Value> Matmul(std::string_view name, const Value& a, const Value& b) {
   }
   Eigen::Map<const MatrixR<double>> A(ea.data(), m, k), B(eb.data(), k, n);
   Eigen::Map<MatrixR<double>> C(t.f64(), m, n);
-  C.noalias() = A * B;
+  C.noalias() += A * B;
   return Value::MakeTensor(std::move(t));
 }
 
@@ -159,6 +159,11 @@ namespace irt::ops {
 
 namespace {
 
+// C += op(A) op(B). Every product here and in Matmul is added to the zeros
+// of a new tensor rather than assigned (Eigen would clear the destination
+// again first), so the zeros are written once, and 0 + x turns a -0 sum
+// into 0: no product holds a -0, whatever its size
+// (Program::output_is_product).
 template <typename T>
 void Gemm(const T* a, int64_t ar, int64_t ac, bool ta, const T* b, int64_t br, int64_t bc, bool tb,
           T* c, int64_t m, int64_t n) {
@@ -168,13 +173,13 @@ void Gemm(const T* a, int64_t ar, int64_t ac, bool ta, const T* b, int64_t br, i
   Eigen::Map<const MatrixR<T>> A(a, ar, ac), B(b, br, bc);
   Eigen::Map<MatrixR<T>> C(c, m, n);
   if (!ta && !tb) {
-    C.noalias() = A * B;
+    C.noalias() += A * B;
   } else if (ta && !tb) {
-    C.noalias() = A.transpose() * B;
+    C.noalias() += A.transpose() * B;
   } else if (!ta && tb) {
-    C.noalias() = A * B.transpose();
+    C.noalias() += A * B.transpose();
   } else {
-    C.noalias() = A.transpose() * B.transpose();
+    C.noalias() += A.transpose() * B.transpose();
   }
 }
 

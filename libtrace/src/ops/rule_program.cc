@@ -166,6 +166,18 @@ class Compiler {
       }
       producer[static_cast<size_t>(in.dst)] = static_cast<int>(i);
     }
+    // A product, or a product reshaped or transposed (which move its
+    // elements and keep their bits).
+    int32_t out = p.outputs.empty() ? -1 : p.outputs[0];
+    while (out >= 0 && producer[static_cast<size_t>(out)] >= 0) {
+      const Instr& in = p.code[static_cast<size_t>(producer[static_cast<size_t>(out)])];
+      if (in.op == "matmul") {
+        p.output_is_product = true;
+        break;
+      }
+      if ((in.op != "reshape" && in.op != "transpose") || in.args.empty()) break;
+      out = in.args[0];
+    }
   }
 
  private:

@@ -55,6 +55,9 @@ struct Program {
   /// Results: reverse lines give [contribution, index...]; forward [tangent].
   /// kZeroReg means the result is zero (forward mode, no tangent reaches it).
   std::vector<int32_t> outputs;
+  /// The first output is a matrix product's result, reshaped or transposed
+  /// or not, which holds no -0 (the product is added to zeros).
+  bool output_is_product = false;
   int32_t num_regs = 0;
   /// Every instruction has a binary64 form (RunScalar applies when the
   /// registers it reads hold real scalars).

@@ -388,8 +388,10 @@ class GradEngine {
   bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
   Status AccumulateScalar(NodeId target, double g);
   // Adds g into the target's adjoint. A tensor target's first adjoint
-  // takes g's tensor over when g is its only holder (no fresh buffer).
-  Status AccumulateValue(NodeId target, Value g, const Giver& who);
+  // takes g's tensor over when g is its only holder (no fresh buffer);
+  // `no_negative_zero` (g is a matrix product's result) spares it the pass
+  // that turns -0s into 0s.
+  Status AccumulateValue(NodeId target, Value g, const Giver& who, bool no_negative_zero = false);
   std::string GiverText(const Giver& who);
   Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
                           const Value* vidx);

@@ -68,7 +68,8 @@ std::string GradEngine::GiverText(const Giver& who) {
   return who.node == kNoNode ? rule : NodeName(who.node) + ": " + rule;
 }
 
-Status GradEngine::AccumulateValue(NodeId target, Value g, const Giver& who) {
+Status GradEngine::AccumulateValue(NodeId target, Value g, const Giver& who,
+                                   bool no_negative_zero) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
   const ClassInfo& tk = Cls(tl);
@@ -89,7 +90,7 @@ Status GradEngine::AccumulateValue(NodeId target, Value g, const Giver& who) {
       // -0 into 0 and keeps everything else).
       TensorAdj a;
       a.t = Value::TakeTensor(std::move(g));
-      int64_t n = a.t.numel();
+      int64_t n = no_negative_zero ? 0 : a.t.numel();
       if (a.t.dtype == DType::kF64) {
         double* p = a.t.f64();
         for (int64_t i = 0; i < n; ++i) p[i] += 0.0;
@@ -388,8 +389,8 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
     if (p.outputs[0] > static_cast<int32_t>(arity + 1)) {
       for (size_t q = arity + 2; q < vscratch_.size(); ++q) vscratch_[q] = Value();
     }
-    IRT_RETURN_IF_ERROR(
-        AccumulateValue(o.target, std::move(gv), Giver{.rule = rule, .node = src_id}));
+    IRT_RETURN_IF_ERROR(AccumulateValue(o.target, std::move(gv),
+                                        Giver{.rule = rule, .node = src_id}, p.output_is_product));
   }
   return Status::Ok();
 }
