@@ -60,20 +60,25 @@ void* AllocateTensorBlock(size_t bytes) {
   if (bytes > SIZE_MAX / 2) throw std::bad_alloc();
   size_t size = MappedSize(bytes);
   BlockCache& cache = Cache();
+  void* reused = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache.mu);
     for (int i = cache.count - 1; i >= 0; --i) {
       if (cache.size[i] != size) continue;
-      void* block = cache.block[i];
+      reused = cache.block[i];
       cache.bytes -= size;
       --cache.count;
       for (int j = i; j < cache.count; ++j) {
         cache.block[j] = cache.block[j + 1];
         cache.size[j] = cache.size[j + 1];
       }
-      std::memset(block, 0, bytes);  // warm memory: cheaper than a fresh mapping
-      return block;
+      break;
     }
+  }
+  if (reused != nullptr) {
+    // Cleared outside the lock: warm memory, cheaper than a fresh mapping.
+    std::memset(reused, 0, bytes);
+    return reused;
   }
   // Map one huge page more than needed and cut the mapping down to the
   // aligned part.
