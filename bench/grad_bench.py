@@ -284,6 +284,8 @@ class Differentiated:
     phases_ms: float | None  # forward pass + sweep, in process (irt-grad -v)
     sweep_ms: float | None  # the reverse sweep alone (irt-grad -v)
     grads: list  # the gradient .npy files, in argument order
+    warm_ms: float | None = None  # forward pass + sweep, best of --runs in one process
+    warm_sweep_ms: float | None = None  # the sweep alone, the same way
 
 
 @dataclasses.dataclass
@@ -353,7 +355,7 @@ def differentiate(name, label, rec, ctx):
                 "--npy", prefix, str(rec.trace)]
     if rec.wrt:
         grad_cmd[1:1] = ["--wrt", rec.wrt]
-    whole_ms = phases_ms = sweep_ms = None
+    whole_ms = phases_ms = sweep_ms = warm_ms = warm_sweep_ms = None
     check = ctx.check
     if check:
         run(grad_cmd)
@@ -385,6 +387,7 @@ def differentiate(name, label, rec, ctx):
         cpu = cpu_ms(grad_cmd, ctx.runs)
         if cpu is not None:
             emit(name, fig("grad_cpu"), cpu, "ms")
+        warm_ms, warm_sweep_ms = warm(name, fig, rec, ctx)
     out = json.loads(subprocess.run(grad_cmd, check=True, capture_output=True, text=True).stdout)
     result = out["value"]
     positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
@@ -407,7 +410,25 @@ def differentiate(name, label, rec, ctx):
                       + ("" if ok else f" {value!r} vs {expected!r}"))
             else:
                 emit(name, fig(f"{figure}_rel_error"), rel, "1")
-    return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads), failed
+    return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads, warm_ms,
+                          warm_sweep_ms), failed
+
+
+def warm(name, fig, rec, ctx):
+    """irt-grad-bench: the gradient computed --runs times in one process, as the
+    peers measure theirs; (forward + sweep, sweep), best of the runs, or Nones
+    when the program was not built."""
+    program = ctx.bin.parent / "bench" / "irt-grad-bench"
+    if not program.exists():
+        return None, None
+    cmd = [str(program), "--runs", str(max(2, ctx.runs))] + (
+        ["--wrt", rec.wrt] if rec.wrt else []) + [str(rec.trace)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    best = {m.group(1): float(m.group(2)) for m in re.finditer(
+        r"^(\w+)\s+first\s+[\d.]+ ms\s+best\s+([\d.]+) ms", out, re.M)}
+    emit(name, fig("grad_warm_forward_pass"), best["forward"], "ms")
+    emit(name, fig("grad_warm_sweep"), best["sweep"], "ms")
+    return best["forward"] + best["sweep"], best["sweep"]
 
 
 def compare_peer(name, label, mine, peer, theirs):
@@ -430,6 +451,11 @@ def compare_peer(name, label, mine, peer, theirs):
     if mine.sweep_ms is not None and peer.startswith("torch"):
         # The reverse sweep alone against backward(), which is one too.
         compare(name, "sweep", label, mine.sweep_ms, peer, theirs.gradient_ms)
+    if mine.warm_ms is not None:
+        # Measured as the peer measures itself: best of --runs in one process.
+        compare(name, "gradient-warm", label, mine.warm_ms, peer, theirs.gradient_ms)
+        if peer.startswith("torch"):
+            compare(name, "sweep-warm", label, mine.warm_sweep_ms, peer, theirs.gradient_ms)
     compare(name, "grad-whole", label, mine.whole_ms, peer, theirs.gradient_ms)
     compare(name, "total-whole", label, mine.record.record_ms + mine.whole_ms, peer,
             theirs.whole_ms)
@@ -444,7 +470,8 @@ def build_irtrace(bin_dir):
     build = bin_dir.parent
     if (build / "CMakeCache.txt").exists():
         subprocess.run(["cmake", "--build", str(build), "--target", "irt-trace", "irt-grad",
-                        "irt-check", "irt-record-bench"], check=True, stdout=subprocess.DEVNULL)
+                        "irt-check", "irt-record-bench", "irt-grad-bench"], check=True,
+                       stdout=subprocess.DEVNULL)
     missing = [t for t in ("irt-trace", "irt-grad", "irt-check") if not (bin_dir / t).exists()]
     if missing:
         sys.exit(f"grad_bench: {', '.join(missing)} not in {bin_dir}: build irtrace first (README)")
