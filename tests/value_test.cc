@@ -293,5 +293,49 @@ TEST(ValueTest, TensorBlocksComeZeroedAndAreReusedWithinABound) {
   EXPECT_TRUE(c == b);
 }
 
+// Storage from 64 KiB to 2 MiB is a piece: the pieces freed last are kept
+// (except under AddressSanitizer) for the next tensor of exactly their
+// size, up to 4 MiB, and a tensor made on a reused, dirtied piece is zeros
+// all the same.
+TEST(ValueTest, TensorPiecesAreReusedByExactSizeWithinABound) {
+  const int64_t n = (int64_t{256} << 10) / 8;  // 256 KiB of Float64
+  const void* last = nullptr;
+  for (int round = 0; round < 3; ++round) {
+    Result<Tensor> t = Tensor::Make(DType::kF64, {n});
+    ASSERT_TRUE(t.ok());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(t->f64()[i], 0.0) << "round " << round;
+    if (kTensorBlocksMapped && round > 0) {
+      EXPECT_EQ(t->data.data(), last);  // reused
+    }
+    last = t->data.data();
+    std::memset(t->data.data(), 0xab, t->data.size());
+  }
+  // Another size does not take it, larger or smaller.
+  const void* larger = nullptr;
+  {
+    TensorBytes other((size_t{256} << 10) + 8);
+    EXPECT_NE(static_cast<const void*>(other.data()), last);
+    larger = other.data();
+  }
+  {
+    TensorBytes other((size_t{256} << 10) - 8);
+    EXPECT_NE(static_cast<const void*>(other.data()), last);
+    EXPECT_NE(static_cast<const void*>(other.data()), larger);
+  }
+  // Many pieces freed at once: at most 4 MiB are kept.
+  {
+    std::vector<Tensor> many;
+    for (int i = 0; i < 200; ++i) many.push_back(Tensor::Zeros(DType::kF64, {n + i * 1000}));
+  }
+  EXPECT_LE(internal::CachedTensorPieceBytes(), size_t{4} << 20);
+  if (kTensorBlocksMapped) {
+    EXPECT_GT(internal::CachedTensorPieceBytes(), 0u);
+  }
+  // Below 64 KiB storage is not kept.
+  size_t before = internal::CachedTensorPieceBytes();
+  { Tensor small = Tensor::Zeros(DType::kF64, {1000}); }
+  EXPECT_EQ(internal::CachedTensorPieceBytes(), before);
+}
+
 }  // namespace
 }  // namespace irt

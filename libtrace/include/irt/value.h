@@ -70,13 +70,26 @@ void* AllocateTensorBlock(size_t bytes);
 void FreeTensorBlock(void* block, size_t bytes) noexcept;
 /// The bytes of freed blocks kept for reuse (at most 64 MiB).
 size_t CachedTensorBlockBytes();
+/// Storage of this many bytes or more, below kTensorBlockBytes, is a piece:
+/// from operator new, and kept for reuse when freed.
+inline constexpr size_t kTensorPieceBytes = size_t{64} << 10;
+/// Uninitialized storage of exactly `bytes` (kTensorPieceBytes <= bytes <
+/// kTensorBlockBytes): a freed piece of that size if one is kept, else
+/// from operator new.
+void* AllocateTensorPiece(size_t bytes);
+/// Gives back a piece from AllocateTensorPiece(bytes), same `bytes`.
+void FreeTensorPiece(void* piece, size_t bytes) noexcept;
+/// The bytes of freed pieces kept for reuse (at most 4 MiB).
+size_t CachedTensorPieceBytes();
 }  // namespace internal
 
 /// The allocator of tensor elements. Storage of 2 MiB or more is mapped on
 /// 2 MiB boundaries with transparent huge pages asked for, so that a new
 /// matrix costs one page fault per 2 MiB instead of 512, and the blocks
 /// freed last are kept, up to 64 MiB, for the next tensors of their size.
-/// Smaller storage comes from operator new. Under AddressSanitizer every
+/// Smaller storage comes from operator new; from 64 KiB up, the pieces
+/// freed last are kept too, up to 4 MiB, for the next tensors of exactly
+/// their size. Under AddressSanitizer every
 /// size comes from operator new, so that tensors stay checked.
 ///
 /// Elements made without a value are left uninitialized, as by new T[n]:
@@ -96,12 +109,17 @@ struct TensorAllocator {
     if (bytes >= internal::kTensorBlockBytes) {
       return static_cast<T*>(internal::AllocateTensorBlock(bytes));
     }
+    if (bytes >= internal::kTensorPieceBytes) {
+      return static_cast<T*>(internal::AllocateTensorPiece(bytes));
+    }
     return static_cast<T*>(::operator new(bytes));
   }
   void deallocate(T* p, size_t n) noexcept {
     size_t bytes = n * sizeof(T);
     if (bytes >= internal::kTensorBlockBytes) {
       internal::FreeTensorBlock(p, bytes);
+    } else if (bytes >= internal::kTensorPieceBytes) {
+      internal::FreeTensorPiece(p, bytes);
     } else {
       ::operator delete(p);
     }

@@ -6,6 +6,14 @@
 // zero-filled without writing it again. The blocks freed last are kept, up
 // to kCacheBytes, for the next tensor of their size, so a loop over
 // matrices reuses warm memory.
+//
+// Storage from kTensorCacheBytes up to a block's size comes from operator
+// new, and the pieces freed last are kept too, up to kPieceCacheBytes, for
+// the next tensor of exactly their size: the allocator would otherwise give
+// them back to the kernel (glibc maps pieces of this size, or trims its
+// heap under them), and each reuse would take fresh pages again. At most
+// kPieceCacheCount pieces and kPieceCacheBytes are kept. They are
+// handed out as they were left, like any memory from operator new.
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -47,6 +55,24 @@ BlockCache& Cache() {
 
 // The mapped size of a block of `bytes`: whole huge pages.
 size_t MappedSize(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
+
+// A few pieces: enough for the temporaries of one step of a sweep over
+// matrices, little memory held when nothing uses them.
+constexpr size_t kPieceCacheBytes = size_t{4} << 20;
+constexpr int kPieceCacheCount = 8;
+
+struct PieceCache {
+  std::mutex mu;
+  void* piece[kPieceCacheCount] = {};
+  size_t size[kPieceCacheCount] = {};
+  int count = 0;
+  size_t bytes = 0;
+};
+
+PieceCache& Pieces() {
+  static PieceCache* cache = new PieceCache;
+  return *cache;
+}
 #endif
 
 }  // namespace
@@ -116,6 +142,69 @@ void FreeTensorBlock(void* block, size_t bytes) noexcept {
     }
   }
   munmap(block, size);
+#endif
+}
+
+void* AllocateTensorPiece(size_t bytes) {
+#if !defined(IRT_TENSOR_BLOCKS_FROM_NEW)
+  PieceCache& cache = Pieces();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (int i = cache.count - 1; i >= 0; --i) {
+    if (cache.size[i] != bytes) continue;
+    void* reused = cache.piece[i];
+    cache.bytes -= bytes;
+    --cache.count;
+    for (int j = i; j < cache.count; ++j) {
+      cache.piece[j] = cache.piece[j + 1];
+      cache.size[j] = cache.size[j + 1];
+    }
+    return reused;
+  }
+#endif
+  return ::operator new(bytes);
+}
+
+void FreeTensorPiece(void* piece, size_t bytes) noexcept {
+#if !defined(IRT_TENSOR_BLOCKS_FROM_NEW)
+  // Kept as the newest piece (the likeliest to be asked for again, and the
+  // warmest); the oldest make room, and are given back outside the lock.
+  void* evicted[kPieceCacheCount];
+  int n_evicted = 0;
+  {
+    PieceCache& cache = Pieces();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    int drop = 0;
+    size_t kept = cache.bytes;
+    while (drop < cache.count &&
+           (kept + bytes > kPieceCacheBytes || cache.count - drop == kPieceCacheCount)) {
+      kept -= cache.size[drop];
+      evicted[n_evicted++] = cache.piece[drop++];
+    }
+    for (int j = drop; j < cache.count; ++j) {
+      cache.piece[j - drop] = cache.piece[j];
+      cache.size[j - drop] = cache.size[j];
+    }
+    cache.count -= drop;
+    cache.bytes = kept;
+    cache.piece[cache.count] = piece;
+    cache.size[cache.count] = bytes;
+    ++cache.count;
+    cache.bytes += bytes;
+  }
+  for (int i = 0; i < n_evicted; ++i) ::operator delete(evicted[i]);
+#else
+  (void)bytes;
+  ::operator delete(piece);
+#endif
+}
+
+size_t CachedTensorPieceBytes() {
+#if defined(IRT_TENSOR_BLOCKS_FROM_NEW)
+  return 0;
+#else
+  PieceCache& cache = Pieces();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  return cache.bytes;
 #endif
 }
 
