@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "irt/value.h"
@@ -119,34 +120,55 @@ TEST(OpsTest, MatrixProductBuildsAgreeWithALongDoubleProduct) {
                     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")});
 #endif
-  const int64_t m = 37, k = 131, n = 29;
+  // Shapes in an order that makes the kept packing buffers grow, then serve
+  // a smaller product with what a larger one left in them, then grow again
+  // on another thread; the small and vector shapes take Eigen's own paths.
+  struct Shape {
+    int64_t m, k, n;
+    bool other_thread;
+  };
+  const Shape shapes[] = {{37, 131, 29, false}, {150, 600, 90, false}, {5, 6, 7, false},
+                          {1, 50, 30, false},   {30, 50, 1, false},    {37, 131, 29, false},
+                          {90, 600, 150, true}};
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
-  for (double& x : a) x = u(rng);
-  for (double& x : b) x = u(rng);
-  for (int t = 0; t < 4; ++t) {
-    bool ta = (t & 1) != 0, tb = (t & 2) != 0;
-    // op(A) is m×k and op(B) k×n; stored transposed when asked.
-    auto A = [&](int64_t i, int64_t q) {
-      return ta ? a[static_cast<size_t>(q * m + i)] : a[static_cast<size_t>(i * k + q)];
-    };
-    auto B = [&](int64_t q, int64_t j) {
-      return tb ? b[static_cast<size_t>(j * k + q)] : b[static_cast<size_t>(q * n + j)];
-    };
-    for (const Build& build : builds) {
-      if (!build.runs) continue;
-      std::vector<double> c(static_cast<size_t>(m * n), -7.0);
-      bool done = build.gemm(a.data(), ta ? k : m, ta ? m : k, ta, b.data(), tb ? n : k, tb ? k : n,
-                             tb, c.data(), m, n);
-      if (!done) continue;  // this build has no such code
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          long double want = -7.0L;
-          for (int64_t q = 0; q < k; ++q) want += static_cast<long double>(A(i, q)) * B(q, j);
-          double got = c[static_cast<size_t>(i * n + j)];
-          ASSERT_NEAR(got, static_cast<double>(want), 1e-13)
-              << build.name << " ta=" << ta << " tb=" << tb << " at " << i << "," << j;
+  for (const Shape& s : shapes) {
+    const int64_t m = s.m, k = s.k, n = s.n;
+    std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    for (double& x : a) x = u(rng);
+    for (double& x : b) x = u(rng);
+    for (int t = 0; t < 4; ++t) {
+      bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+      // op(A) is m×k and op(B) k×n; stored transposed when asked.
+      auto A = [&](int64_t i, int64_t q) {
+        return ta ? a[static_cast<size_t>(q * m + i)] : a[static_cast<size_t>(i * k + q)];
+      };
+      auto B = [&](int64_t q, int64_t j) {
+        return tb ? b[static_cast<size_t>(j * k + q)] : b[static_cast<size_t>(q * n + j)];
+      };
+      for (const Build& build : builds) {
+        if (!build.runs) continue;
+        std::vector<double> c(static_cast<size_t>(m * n), -7.0);
+        bool done = false;
+        auto run = [&] {
+          done = build.gemm(a.data(), ta ? k : m, ta ? m : k, ta, b.data(), tb ? n : k, tb ? k : n,
+                            tb, c.data(), m, n);
+        };
+        if (s.other_thread) {
+          std::thread(run).join();
+        } else {
+          run();
+        }
+        if (!done) continue;  // this build has no such code
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            long double want = -7.0L;
+            for (int64_t q = 0; q < k; ++q) want += static_cast<long double>(A(i, q)) * B(q, j);
+            double got = c[static_cast<size_t>(i * n + j)];
+            ASSERT_NEAR(got, static_cast<double>(want), 2e-15 * static_cast<double>(k))
+                << build.name << " " << m << "x" << k << "x" << n << " ta=" << ta << " tb=" << tb
+                << " at " << i << "," << j;
+          }
         }
       }
     }
