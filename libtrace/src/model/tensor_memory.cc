@@ -38,41 +38,64 @@ namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kCacheBytes = size_t{64} << 20;
 constexpr int kCacheBlocks = 16;
-
-struct BlockCache {
-  std::mutex mu;
-  void* block[kCacheBlocks] = {};
-  size_t size[kCacheBlocks] = {};
-  int count = 0;
-  size_t bytes = 0;
-};
-
-// Never destroyed: tensors in static storage may be freed after it would be.
-BlockCache& Cache() {
-  static BlockCache* cache = new BlockCache;
-  return *cache;
-}
-
-// The mapped size of a block of `bytes`: whole huge pages.
-size_t MappedSize(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
-
 // A few pieces: enough for the temporaries of one step of a sweep over
 // matrices, little memory held when nothing uses them.
 constexpr size_t kPieceCacheBytes = size_t{4} << 20;
 constexpr int kPieceCacheCount = 8;
 
-struct PieceCache {
+// Freed memory kept for reuse, oldest first: at most N entries, `bytes` in all.
+template <int N>
+struct Kept {
   std::mutex mu;
-  void* piece[kPieceCacheCount] = {};
-  size_t size[kPieceCacheCount] = {};
+  void* ptr[N] = {};
+  size_t size[N] = {};
   int count = 0;
   size_t bytes = 0;
+
+  // With mu held: takes the newest entry of exactly `want` bytes, or nullptr.
+  void* Take(size_t want) {
+    for (int i = count - 1; i >= 0; --i) {
+      if (size[i] != want) continue;
+      void* p = ptr[i];
+      Drop(i, 1);
+      return p;
+    }
+    return nullptr;
+  }
+  // With mu held: removes `n` entries from entry `i` on.
+  void Drop(int i, int n) {
+    for (int j = i; j < i + n; ++j) bytes -= size[j];
+    for (int j = i + n; j < count; ++j) {
+      ptr[j - n] = ptr[j];
+      size[j - n] = size[j];
+    }
+    count -= n;
+  }
+  size_t Bytes() {
+    std::lock_guard<std::mutex> lock(mu);
+    return bytes;
+  }
+  // With mu held: adds an entry (there must be room).
+  void Put(void* p, size_t n) {
+    ptr[count] = p;
+    size[count] = n;
+    ++count;
+    bytes += n;
+  }
 };
 
-PieceCache& Pieces() {
-  static PieceCache* cache = new PieceCache;
+// Never destroyed: tensors in static storage may be freed after they would be.
+Kept<kCacheBlocks>& Blocks() {
+  static auto* cache = new Kept<kCacheBlocks>;
   return *cache;
 }
+Kept<kPieceCacheCount>& Pieces() {
+  static auto* cache = new Kept<kPieceCacheCount>;
+  return *cache;
+}
+
+// The mapped size of a block of `bytes`: whole huge pages.
+size_t MappedSize(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
 #endif
 
 }  // namespace
@@ -85,21 +108,11 @@ void* AllocateTensorBlock(size_t bytes) {
 #else
   if (bytes > SIZE_MAX / 2) throw std::bad_alloc();
   size_t size = MappedSize(bytes);
-  BlockCache& cache = Cache();
+  auto& cache = Blocks();
   void* reused = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache.mu);
-    for (int i = cache.count - 1; i >= 0; --i) {
-      if (cache.size[i] != size) continue;
-      reused = cache.block[i];
-      cache.bytes -= size;
-      --cache.count;
-      for (int j = i; j < cache.count; ++j) {
-        cache.block[j] = cache.block[j + 1];
-        cache.size[j] = cache.size[j + 1];
-      }
-      break;
-    }
+    reused = cache.Take(size);
   }
   if (reused != nullptr) {
     // Cleared outside the lock: warm memory, cheaper than a fresh mapping.
@@ -130,14 +143,11 @@ void FreeTensorBlock(void* block, size_t bytes) noexcept {
   ::operator delete(block);
 #else
   size_t size = MappedSize(bytes);
-  BlockCache& cache = Cache();
+  auto& cache = Blocks();
   {
     std::lock_guard<std::mutex> lock(cache.mu);
     if (cache.count < kCacheBlocks && cache.bytes + size <= kCacheBytes) {
-      cache.block[cache.count] = block;
-      cache.size[cache.count] = size;
-      ++cache.count;
-      cache.bytes += size;
+      cache.Put(block, size);
       return;
     }
   }
@@ -147,18 +157,10 @@ void FreeTensorBlock(void* block, size_t bytes) noexcept {
 
 void* AllocateTensorPiece(size_t bytes) {
 #if !defined(IRT_TENSOR_BLOCKS_FROM_NEW)
-  PieceCache& cache = Pieces();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  for (int i = cache.count - 1; i >= 0; --i) {
-    if (cache.size[i] != bytes) continue;
-    void* reused = cache.piece[i];
-    cache.bytes -= bytes;
-    --cache.count;
-    for (int j = i; j < cache.count; ++j) {
-      cache.piece[j] = cache.piece[j + 1];
-      cache.size[j] = cache.size[j + 1];
-    }
-    return reused;
+  auto& cache = Pieces();
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    if (void* reused = cache.Take(bytes)) return reused;
   }
 #endif
   return ::operator new(bytes);
@@ -171,25 +173,17 @@ void FreeTensorPiece(void* piece, size_t bytes) noexcept {
   void* evicted[kPieceCacheCount];
   int n_evicted = 0;
   {
-    PieceCache& cache = Pieces();
+    auto& cache = Pieces();
     std::lock_guard<std::mutex> lock(cache.mu);
-    int drop = 0;
     size_t kept = cache.bytes;
-    while (drop < cache.count &&
-           (kept + bytes > kPieceCacheBytes || cache.count - drop == kPieceCacheCount)) {
-      kept -= cache.size[drop];
-      evicted[n_evicted++] = cache.piece[drop++];
+    while (n_evicted < cache.count &&
+           (kept + bytes > kPieceCacheBytes || cache.count - n_evicted == kPieceCacheCount)) {
+      kept -= cache.size[n_evicted];
+      evicted[n_evicted] = cache.ptr[n_evicted];
+      ++n_evicted;
     }
-    for (int j = drop; j < cache.count; ++j) {
-      cache.piece[j - drop] = cache.piece[j];
-      cache.size[j - drop] = cache.size[j];
-    }
-    cache.count -= drop;
-    cache.bytes = kept;
-    cache.piece[cache.count] = piece;
-    cache.size[cache.count] = bytes;
-    ++cache.count;
-    cache.bytes += bytes;
+    cache.Drop(0, n_evicted);
+    cache.Put(piece, bytes);
   }
   for (int i = 0; i < n_evicted; ++i) ::operator delete(evicted[i]);
 #else
@@ -198,24 +192,12 @@ void FreeTensorPiece(void* piece, size_t bytes) noexcept {
 #endif
 }
 
-size_t CachedTensorPieceBytes() {
 #if defined(IRT_TENSOR_BLOCKS_FROM_NEW)
-  return 0;
+size_t CachedTensorPieceBytes() { return 0; }
+size_t CachedTensorBlockBytes() { return 0; }
 #else
-  PieceCache& cache = Pieces();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  return cache.bytes;
+size_t CachedTensorPieceBytes() { return Pieces().Bytes(); }
+size_t CachedTensorBlockBytes() { return Blocks().Bytes(); }
 #endif
-}
-
-size_t CachedTensorBlockBytes() {
-#if defined(IRT_TENSOR_BLOCKS_FROM_NEW)
-  return 0;
-#else
-  BlockCache& cache = Cache();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  return cache.bytes;
-#endif
-}
 
 }  // namespace irt::internal
