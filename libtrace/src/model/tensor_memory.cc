@@ -7,7 +7,7 @@
 // to kCacheBytes, for the next tensor of their size, so a loop over
 // matrices reuses warm memory.
 //
-// Storage from kTensorCacheBytes up to a block's size comes from operator
+// Storage from kTensorPieceBytes up to a block's size comes from operator
 // new, and the pieces freed last are kept too, up to kPieceCacheBytes, for
 // the next tensor of exactly their size: the allocator would otherwise give
 // them back to the kernel (glibc maps pieces of this size, or trims its
