@@ -196,6 +196,47 @@ TEST(WriterTest, AppendScalarWritesWhatAppendWritesForCalls) {
   EXPECT_GT(t->chunks().size(), 20u);
 }
 
+// A String or Function value that its class's last node in the chunk had
+// is appended without encoding it again; every node still reads back its
+// own value and kind, whatever the repeats, the changes, a string and a
+// function of the same name in one class, and the chunk boundaries.
+TEST(WriterTest, RepeatedStringsReadBackAsWritten) {
+  std::vector<Value> values;
+  const char* names[] = {"f", "f", "g", "f", "f", "f", "", "", "g"};
+  for (int round = 0; round < 4; ++round) {
+    for (const char* n : names) {
+      values.push_back(Value::String(n));
+      values.push_back(Value::Function(n));
+      values.push_back(values.back());  // the same heap object again
+    }
+  }
+  WriterOptions opts;
+  opts.chunk_nodes = 5;
+  std::string path = testing::WriteTrace(
+      "strings.fb",
+      [&](TraceWriter& w) {
+        ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+        ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+        ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+        ret.operands = {OperandSpec::Ref()};
+        ClassId cr = w.DefineClass(root), cc = w.DefineClass(c), ct = w.DefineClass(ret);
+        w.Append(cr, Value(), {});
+        NodeId last = 0;
+        for (const Value& v : values) last = w.Append(cc, v, {});
+        w.Append(ct, Value::I64(0), std::vector<NodeId>{last});
+      },
+      opts);
+  auto t = Trace::Open(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->size(), values.size() + 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    auto n = t->node(i + 1);
+    ASSERT_TRUE(n.ok()) << n.status().message();
+    EXPECT_EQ(n->value().kind(), values[i].kind()) << "node " << i + 1;
+    EXPECT_EQ(n->value().str(), values[i].str()) << "node " << i + 1;
+  }
+}
+
 // A writer whose root p has opened, with the classes of a call of q and
 // of a Return whose operand is the literal `ret`.
 struct CallingWriter {

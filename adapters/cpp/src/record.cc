@@ -447,13 +447,20 @@ struct Recorder::Impl {
   // Pushes a frame, its call references taken from `refs`.
   // (The pool positions are set on the pushed copy: set on `f` just
   // before the copy, they would stall the copy's wide loads.)
-  void PushFrame(const Frame& f, const NodeId* refs, uint32_t n) {
-    Frame& d = frames.emplace_back(f);
+  // Pushes the frame of a call of function `fn` and returns it, filled in
+  // place (a Frame built elsewhere and copied in costs a stalled copy per
+  // call: its fields are written narrow and read back wide).
+  Frame& PushFrame(uint32_t fn, uint32_t serial, uint32_t level, const NodeId* refs, uint32_t n) {
+    Frame& d = frames.emplace_back();
+    d.fn = fn;
+    d.serial = serial;
+    d.level = level;
     d.refs_at = static_cast<uint32_t>(ref_pool.size());
     d.n_refs = n;
     d.imports_at = static_cast<uint32_t>(import_pool.size());
     d.loops_at = static_cast<uint32_t>(loop_pool.size());
     for (uint32_t i = 0; i < n; ++i) ref_pool.push_back(refs[i]);
+    return d;
   }
   const NodeId* CallRefs(const Frame& f) const { return ref_pool.data() + f.refs_at; }
   // A direct-mapped cache in front of `cache` for the operations whose
@@ -903,13 +910,9 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   Loc loc = fn.loc;
   recorder_ = rec;
   frame_ = static_cast<uint32_t>(r.frames.size());
-  Frame nf;
-  nf.fn = fi;
-  nf.serial = NextSerial();
-  nf.level = frame_ + 1;
+  const uint32_t serial = NextSerial(), level = frame_ + 1;
   if (!r.frames.empty() && r.frames.back().muted) {
-    nf.muted = true;
-    r.PushFrame(nf, nullptr, 0);
+    r.PushFrame(fi, serial, level, nullptr, 0).muted = true;
     r.Sync();
     return;
   }
@@ -941,16 +944,16 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     // The root call: a marker whose operands are the arguments' values.
     ClassSpec s;
     s.kind = NodeKind::kCall;
-    s.op = fn.name;
+    s.op = std::string(fn.name);
     for (uint32_t i = 0; i < n; ++i) {
       s.operands.push_back(OperandSpec::Literal(Recorder::Impl::LiteralOf(ops[i])));
     }
-    nf.marker = w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
+    NodeId marker = w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
     for (uint32_t i = 0; i < n; ++i) arg_refs[i] = kNoNode;
-    r.PushFrame(nf, nullptr, 0);
+    r.PushFrame(fi, serial, level, nullptr, 0).marker = marker;
   } else {
     Frame& caller = r.frames.back();
-    bool recur = r.ctx->CanRecur(CallInfo{fn.name, nf.level});
+    bool recur = r.ctx->CanRecur(CallInfo{fn.name, level});
     uint8_t mask = 0;
     if (n <= 4) {
       mask = r.Resolve(caller, ops, n, loc, caller_refs, &n_refs);
@@ -964,7 +967,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     struct Arg {
       const Operand* ops;
       uint32_t n;
-      const char* name;
+      std::string_view name;
       uint32_t pos;  // the Error's: the call statement's SSA id
     } arg{ops, n, fn.name, 0};
     auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
@@ -973,7 +976,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
       s.kind = key.shape == Shape::kCall    ? NodeKind::kCall
                : key.shape == Shape::kError ? NodeKind::kError
                                             : NodeKind::kPrimitive;
-      s.op = x.name;
+      s.op = std::string(x.name);
       s.block = key.block;
       s.pos = key.shape == Shape::kError ? x.pos : rr.NewPos(key.fn);
       s.line = key.line;
@@ -987,14 +990,15 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     };
     Shape shape = recur ? Shape::kCall : Shape::kPrimCall;
     FnState::CallMemo& memo = r.fns[fi].call_memo;
-    ClassId call_cls;
+    ClassId call_cls, call_error_cls;
+    uint32_t call_pos;
     if (mask == 0 && memo.caller_fn == caller.fn && memo.caller_block == caller.block &&
         memo.shape == shape) {
       // Called again from where it was last: the classes the lookups below
       // found then (without literals, nothing else can differ).
       call_cls = memo.cls;
-      nf.call_pos = memo.pos;
-      nf.call_error_cls = memo.err_cls;
+      call_pos = memo.pos;
+      call_error_cls = memo.err_cls;
       for (uint32_t i = 0; i < n; ++i) arg_refs[i] = caller_refs[i];
     } else {
       Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
@@ -1011,25 +1015,29 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
         arg_refs[i] = (mask & (1u << i)) ? kNoNode : caller_refs[j++];
       }
       call_cls = e->cls;
-      nf.call_pos = e->pos;
+      call_pos = e->pos;
       arg.pos = e->pos;
       Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
       bool fresh_err;
-      nf.call_error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
-      if (mask == 0)
-        memo = {caller.fn, caller.block, shape, call_cls, nf.call_error_cls, nf.call_pos};
+      call_error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
+      if (mask == 0) memo = {caller.fn, caller.block, shape, call_cls, call_error_cls, call_pos};
     }
+    NodeId marker = 0;
+    if (recur) {
+      marker = w.AppendScalar(call_cls, VKind::kNone, 0, caller_refs, n_refs);
+      if (r.wants_nodes) r.Notify(marker, NodeKind::kCall, fn.name, caller, loc);
+    }
+    Frame& nf = r.PushFrame(fi, serial, level, caller_refs, n_refs);  // caller is stale now
+    nf.call_pos = call_pos;
+    nf.call_error_cls = call_error_cls;
+    nf.marker = marker;
     if (!recur) {
       nf.muted = true;
       nf.prim_top = true;
       nf.prim_cls = call_cls;
-      r.PushFrame(nf, caller_refs, n_refs);
       r.Sync();
       return;
     }
-    nf.marker = w.AppendScalar(call_cls, VKind::kNone, 0, caller_refs, n_refs);
-    if (r.wants_nodes) r.Notify(nf.marker, NodeKind::kCall, fn.name, caller, loc);
-    r.PushFrame(nf, caller_refs, n_refs);
   }
   // The callee's arguments: %1 the function, %2... the values, each with a
   // reference to the caller's node when there is one.
@@ -1050,7 +1058,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
         },
         nullptr, &fresh);
     fs.self_cls = e.cls;
-    fs.self = Value::Function(fn.name);
+    fs.self = Value::Function(std::string(fn.name));
   }
   w.Append(fs.self_cls, fs.self, {});
   uint32_t i = 0;
@@ -1202,9 +1210,8 @@ CallScope::~CallScope() {
   Recorder::Impl& r = recorder_->impl();
   if (r.frames.size() != frame_ + 1) return;  // misuse reported elsewhere
   Frame& f = r.frames.back();
-  bool unwinding = std::uncaught_exceptions() > exceptions_;
   if (!f.closed) {
-    if (!unwinding) {
+    if (std::uncaught_exceptions() <= exceptions_) {
       if (!f.muted) {
         uint32_t s, p;
         NodeId id;

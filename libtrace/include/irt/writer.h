@@ -105,21 +105,27 @@ class TraceWriter {
   /// misuse take Append's path). This is the recording front ends' path.
   [[gnu::always_inline]] NodeId AppendScalar(ClassId cls, VKind vk, uint64_t bits,
                                              const NodeId* refs, uint32_t n_refs) {
-    NodeId id = next_id_;
-    size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
-    if (key < fast_.size() && n_nodes_ < fast_limit_ && n_refs <= kFastMaxRefs &&
+    // Every member is read before the first store, so that the stores
+    // (through uint32_t pointers, which may alias the counters) force no
+    // reloads.
+    const NodeId id = next_id_;
+    const uint32_t n = n_nodes_, first = n_refs_;
+    const size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
+    if (key < fast_.size() && n < fast_limit_ && n_refs <= kFastMaxRefs &&
         (vk != VKind::kBool || bits <= 1)) {
-      const FastClass& fc = fast_[key];
+      const FastClass fc = fast_[key];
       if (fc.stamp == chunk_stamp_ && fc.n_refs == n_refs) {
-        uint32_t first = n_refs_;
+        uint32_t* const out = refs_.get() + first;
+        StagedNode* const node = nodes_.get() + n;
         for (uint32_t i = 0; i < n_refs; ++i) {
           // Unsigned: an id at or after `id` wraps to a huge distance.
           NodeId d = id - refs[i] - 1;
           if (d >= 0xFFFFFFFFull) return AppendScalarChecked(cls, vk, bits, refs, n_refs);
-          refs_[first + i] = static_cast<uint32_t>(d + 1);
+          out[i] = static_cast<uint32_t>(d + 1);
         }
+        *node = StagedNode{bits, fc.local, first};
         n_refs_ = first + n_refs;
-        nodes_[n_nodes_++] = StagedNode{bits, fc.local, first};
+        n_nodes_ = n + 1;
         next_id_ = id + 1;
         return id;
       }
@@ -168,6 +174,9 @@ class TraceWriter {
   // marker, a Return, an Error): out of line, so the inline path stays small.
   NodeId AppendScalarFlow(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
                           uint32_t n_refs);
+  // Append's path for a String or Function value that its class's last
+  // node in this chunk had; kNoNode when it does not apply.
+  NodeId AppendRepeatedString(ClassId cls, const Value& value, std::span<const NodeId> refs);
   NodeId AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
                              uint32_t n_refs);
   // Append's checks (and the flush of a full chunk); false after Fail().

@@ -84,6 +84,18 @@ struct TraceWriter::Impl {
   std::vector<uint32_t> local_of;
   std::vector<uint64_t> local_stamp;
 
+  // Per (class, value kind) of String or Function: the value its last node
+  // in the chunk (stamp) had, and that value's encoding there, so that a
+  // node repeating it (a function's %1, passed at every call) is appended
+  // without encoding it again.
+  struct LastString {
+    uint64_t stamp = 0;
+    Value value;
+    uint64_t bits = 0;
+    uint32_t local = 0;
+  };
+  std::vector<LastString> last_string;
+
   // Trace-level metadata, kept as values until the final chunk.
   std::vector<std::pair<std::string, Value>> trace_meta;
 
@@ -471,6 +483,12 @@ NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bi
   bool closes = kind == NodeKind::kReturn || kind == NodeKind::kError;
   uint32_t local = w.LocalClass(cls, vk);
   if (value != nullptr) bits = w.Encode(*value).bits();
+  if (value != nullptr && (vk == VKind::kString || vk == VKind::kFunction) && !closes &&
+      kind != NodeKind::kCall && g.n_refs <= kFastMaxRefs) {
+    size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
+    if (w.last_string.size() < fast_.size()) w.last_string.resize(fast_.size());
+    w.last_string[key] = {chunk_stamp_, *value, bits, local};
+  }
   if (refs_cap_ - n_refs_ < n_refs + 1) {
     uint32_t cap = refs_cap_;
     while (cap - n_refs_ < n_refs + 1) cap *= 2;
@@ -504,9 +522,39 @@ NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bi
   return id;
 }
 
+NodeId TraceWriter::AppendRepeatedString(ClassId cls, const Value& value,
+                                         std::span<const NodeId> refs) {
+  // Stage's work for a node of a class whose last node in this chunk had
+  // the same string: Admit's checks hold as for AppendScalar's fast path
+  // (the class has no call link, and the chunk has room: fast_limit_).
+  const Impl& w = *impl_;
+  NodeId id = next_id_;
+  size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(value.kind());
+  if (key >= w.last_string.size() || n_nodes_ >= fast_limit_ || refs.size() > kFastMaxRefs)
+    return kNoNode;
+  const Impl::LastString& last = w.last_string[key];
+  if (last.stamp != chunk_stamp_ || w.classes[cls].n_refs != refs.size() ||
+      last.value.kind() != value.kind() || last.value.str() != value.str()) {
+    return kNoNode;
+  }
+  uint32_t end = n_refs_;
+  for (NodeId r : refs) {
+    NodeId d = id - r - 1;
+    if (d >= 0xFFFFFFFFull) return kNoNode;
+    refs_[end++] = static_cast<uint32_t>(d + 1);
+  }
+  nodes_[n_nodes_++] = StagedNode{last.bits, last.local, n_refs_};
+  n_refs_ = end;
+  next_id_ = id + 1;
+  return id;
+}
+
 NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const NodeId> refs) {
   NodeId id = next_id_;
   if (!status_.ok()) return id;
+  if (value.kind() == VKind::kString || value.kind() == VKind::kFunction) {
+    if (NodeId done = AppendRepeatedString(cls, value, refs); done != kNoNode) return done;
+  }
   if (Status s = CheckWritable(value); !s.ok()) {
     Fail(s.Prefixed("node " + std::to_string(id)));
     return id;

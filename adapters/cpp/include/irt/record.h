@@ -705,7 +705,7 @@ namespace detail {
 // One recorded function: its name and the control-flow facts seen so far.
 // One static instance per IRT_FUNCTION.
 struct Function {
-  const char* name;
+  std::string_view name;  // a literal's: its length known without strlen
   Loc loc;
   // The recorder that used it last, and its index there.
   uint64_t generation = 0;
