@@ -887,27 +887,145 @@ void AppendArgument(Recorder::Impl& r, Frame& f, const ArgRef& a, ClassId cls, N
 
 }  // namespace
 
+namespace {
+
+// The cold parts of opening a call, out of line so that the common path
+// (a function called again from where it was called before) keeps a small
+// stack frame: a deep recursion touches one such frame per level.
+
+// The function's state in this recorder, made at its first call.
+[[gnu::noinline]] void FirstCall(Recorder::Impl& r, Function& fn, uint32_t n_args) {
+  auto [it, inserted] = r.fn_index.emplace(&fn, static_cast<uint32_t>(r.fns.size()));
+  if (inserted) {
+    FnState s;
+    s.name = fn.name;
+    s.n_args = n_args;
+    s.next_pos = s.n_args + 1;  // %1 the function, %2.. its arguments
+    r.fns.push_back(std::move(s));
+    r.RegisterFlow(it->second);
+  }
+  fn.generation = r.generation;
+  fn.index = it->second;
+}
+
+// The root call: a marker whose operands are the arguments' values.
+[[gnu::noinline]] NodeId OpenRoot(Recorder::Impl& r, const Function& fn, const Operand* ops,
+                                  uint32_t n) {
+  ClassSpec s;
+  s.kind = NodeKind::kCall;
+  s.op = std::string(fn.name);
+  for (uint32_t i = 0; i < n; ++i) {
+    s.operands.push_back(OperandSpec::Literal(Recorder::Impl::LiteralOf(ops[i])));
+  }
+  TraceWriter& w = *r.w;
+  return w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
+}
+
+// What a call statement records in its caller.
+struct CallClasses {
+  ClassId cls = 0, error_cls = 0;
+  uint32_t pos = 0;
+};
+
+// The classes of a call statement not found in the function's memo: the
+// call's (which also carries its literal arguments, which may differ
+// between calls: those calls take the all-reference class) and the
+// caller's Error for it, should the call fail. Updates the caller's
+// references when literals turn out to vary.
+[[gnu::noinline]] CallClasses LookUpCall(Recorder::Impl& r, Function& fn, Frame& caller,
+                                         Shape shape, const Operand* ops, uint32_t n, uint8_t mask,
+                                         NodeId* caller_refs, uint32_t* n_refs, NodeId* arg_refs) {
+  const Loc loc = fn.loc;
+  struct Arg {
+    const Operand* ops;
+    uint32_t n;
+    std::string_view name;
+    uint32_t pos;  // the Error's: the call statement's SSA id
+  } arg{ops, n, fn.name, 0};
+  auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
+    const Arg& x = *static_cast<const Arg*>(a);
+    ClassSpec s;
+    s.kind = key.shape == Shape::kCall    ? NodeKind::kCall
+             : key.shape == Shape::kError ? NodeKind::kError
+                                          : NodeKind::kPrimitive;
+    s.op = std::string(x.name);
+    s.block = key.block;
+    s.pos = key.shape == Shape::kError ? x.pos : rr.NewPos(key.fn);
+    s.line = key.line;
+    s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+    for (uint32_t i = 0; i < x.n; ++i) {
+      s.operands.push_back(key.lit_mask & (1u << i)
+                               ? OperandSpec::Literal(Value::FromBits(x.ops[i].vk, x.ops[i].bits))
+                               : OperandSpec::Ref());
+    }
+    return s;
+  };
+  Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
+  bool fresh;
+  ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
+  if (!Recorder::Impl::LiteralsFit(*e, fresh, ops, n, mask)) {
+    e->varying = true;
+    *n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
+    k.lit_mask = 0;
+    mask = 0;
+    e = &r.ClassFor(k, make, &arg, &fresh);
+  }
+  for (uint32_t i = 0, j = 0; i < n; ++i) {
+    arg_refs[i] = (mask & (1u << i)) ? kNoNode : caller_refs[j++];
+  }
+  CallClasses c;
+  c.cls = e->cls;
+  c.pos = e->pos;
+  arg.pos = e->pos;
+  Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
+  bool fresh_err;
+  c.error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
+  if (mask == 0)
+    r.fns[fn.index].call_memo = {caller.fn, caller.block, shape, c.cls, c.error_cls, c.pos};
+  return c;
+}
+
+// The class of the callee's %1 (its Function value), or of its argument
+// `i` (from 0) with or without a reference to the caller's node.
+[[gnu::noinline]] ClassId ArgumentClass(Recorder::Impl& r, const Function& fn, uint32_t fi,
+                                        bool self, uint32_t i, bool has_ref) {
+  Key k = self ? Key{&fn, fi, 1, 0, 1, 0, Shape::kArgument, 0}
+               : Key{&fn, fi, 1, has_ref ? 1u : 0u, i + 2, 0, Shape::kArgument, 0};
+  struct P {
+    uint32_t pos;
+    bool ref;
+  } p{self ? 1 : i + 2, !self && has_ref};
+  bool fresh;
+  ClassEntry& e = r.ClassFor(
+      k,
+      [](Recorder::Impl&, const Key&, const void* a) {
+        const P& x = *static_cast<const P*>(a);
+        ClassSpec s;
+        s.kind = NodeKind::kArgument;
+        s.block = 1;
+        s.pos = x.pos;
+        if (x.ref) s.operands = {OperandSpec::Ref()};
+        return s;
+      },
+      &p, &fresh);
+  if (self) {
+    FnState& fs = r.fns[fi];
+    fs.self_cls = e.cls;
+    fs.self = Value::Function(std::string(fn.name));
+  }
+  return e.cls;
+}
+
+}  // namespace
+
 CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   Recorder* rec = t_current;
   if (rec == nullptr) return;
   Recorder::Impl& r = rec->impl();
   exceptions_ = std::uncaught_exceptions();
   // The function's state in this recorder (cached in the static Function).
-  if (fn.generation != r.generation) {
-    auto [it, inserted] = r.fn_index.emplace(&fn, static_cast<uint32_t>(r.fns.size()));
-    if (inserted) {
-      FnState s;
-      s.name = fn.name;
-      s.n_args = static_cast<uint32_t>(args.size());
-      s.next_pos = s.n_args + 1;  // %1 the function, %2.. its arguments
-      r.fns.push_back(std::move(s));
-      r.RegisterFlow(it->second);
-    }
-    fn.generation = r.generation;
-    fn.index = it->second;
-  }
-  uint32_t fi = fn.index;
-  Loc loc = fn.loc;
+  if (fn.generation != r.generation) FirstCall(r, fn, static_cast<uint32_t>(args.size()));
+  const uint32_t fi = fn.index;
   recorder_ = rec;
   frame_ = static_cast<uint32_t>(r.frames.size());
   const uint32_t serial = NextSerial(), level = frame_ + 1;
@@ -918,21 +1036,20 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   }
   // The arguments, and the caller's node for each (kNoNode: a literal).
   const uint32_t n = static_cast<uint32_t>(args.size());
-  constexpr uint32_t kSmall = 8;
+  constexpr uint32_t kSmall = 4;
   Operand ops_small[kSmall];
   NodeId refs_small[kSmall], arg_refs_small[kSmall];
-  std::vector<Operand> ops_big;
-  std::vector<NodeId> refs_big, arg_refs_big;
+  std::unique_ptr<Operand[]> ops_big;
+  std::unique_ptr<NodeId[]> refs_big;
   Operand* ops = ops_small;
   NodeId* caller_refs = refs_small;
   NodeId* arg_refs = arg_refs_small;
   if (n > kSmall) {
-    ops_big.resize(n);
-    refs_big.resize(n);
-    arg_refs_big.resize(n);
-    ops = ops_big.data();
-    caller_refs = refs_big.data();
-    arg_refs = arg_refs_big.data();
+    ops_big.reset(new Operand[n]);
+    refs_big.reset(new NodeId[2 * size_t{n}]);
+    ops = ops_big.get();
+    caller_refs = refs_big.get();
+    arg_refs = refs_big.get() + n;
   }
   {
     uint32_t i = 0;
@@ -941,100 +1058,46 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   uint32_t n_refs = 0;
   TraceWriter& w = *r.w;
   if (r.frames.empty()) {
-    // The root call: a marker whose operands are the arguments' values.
-    ClassSpec s;
-    s.kind = NodeKind::kCall;
-    s.op = std::string(fn.name);
-    for (uint32_t i = 0; i < n; ++i) {
-      s.operands.push_back(OperandSpec::Literal(Recorder::Impl::LiteralOf(ops[i])));
-    }
-    NodeId marker = w.AppendScalar(w.DefineClass(std::move(s)), VKind::kNone, 0, nullptr, 0);
+    NodeId marker = OpenRoot(r, fn, ops, n);
     for (uint32_t i = 0; i < n; ++i) arg_refs[i] = kNoNode;
     r.PushFrame(fi, serial, level, nullptr, 0).marker = marker;
   } else {
     Frame& caller = r.frames.back();
     bool recur = r.ctx->CanRecur(CallInfo{fn.name, level});
     uint8_t mask = 0;
-    if (n <= 4) {
-      mask = r.Resolve(caller, ops, n, loc, caller_refs, &n_refs);
+    if (n <= kSmall) {
+      mask = r.Resolve(caller, ops, n, fn.loc, caller_refs, &n_refs);
     } else {
       // Many arguments: every one a reference (plain ones as Constants).
-      n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
+      n_refs = r.AllRefs(caller, ops, n, fn.loc, caller_refs);
     }
-    // A call statement's class (and the caller's Error class for it, should
-    // the call fail) also carries its literal arguments, which may differ
-    // between calls: those calls take the all-reference class.
-    struct Arg {
-      const Operand* ops;
-      uint32_t n;
-      std::string_view name;
-      uint32_t pos;  // the Error's: the call statement's SSA id
-    } arg{ops, n, fn.name, 0};
-    auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
-      const Arg& x = *static_cast<const Arg*>(a);
-      ClassSpec s;
-      s.kind = key.shape == Shape::kCall    ? NodeKind::kCall
-               : key.shape == Shape::kError ? NodeKind::kError
-                                            : NodeKind::kPrimitive;
-      s.op = std::string(x.name);
-      s.block = key.block;
-      s.pos = key.shape == Shape::kError ? x.pos : rr.NewPos(key.fn);
-      s.line = key.line;
-      s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
-      for (uint32_t i = 0; i < x.n; ++i) {
-        s.operands.push_back(key.lit_mask & (1u << i)
-                                 ? OperandSpec::Literal(Value::FromBits(x.ops[i].vk, x.ops[i].bits))
-                                 : OperandSpec::Ref());
-      }
-      return s;
-    };
     Shape shape = recur ? Shape::kCall : Shape::kPrimCall;
-    FnState::CallMemo& memo = r.fns[fi].call_memo;
-    ClassId call_cls, call_error_cls;
-    uint32_t call_pos;
+    const FnState::CallMemo& memo = r.fns[fi].call_memo;
+    CallClasses c;
     if (mask == 0 && memo.caller_fn == caller.fn && memo.caller_block == caller.block &&
         memo.shape == shape) {
-      // Called again from where it was last: the classes the lookups below
-      // found then (without literals, nothing else can differ).
-      call_cls = memo.cls;
-      call_pos = memo.pos;
-      call_error_cls = memo.err_cls;
+      // Called again from where it was last: the classes LookUpCall found
+      // then (without literals, nothing else can differ).
+      c.cls = memo.cls;
+      c.pos = memo.pos;
+      c.error_cls = memo.err_cls;
       for (uint32_t i = 0; i < n; ++i) arg_refs[i] = caller_refs[i];
     } else {
-      Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
-      bool fresh;
-      ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
-      if (!Recorder::Impl::LiteralsFit(*e, fresh, ops, n, mask)) {
-        e->varying = true;
-        n_refs = r.AllRefs(caller, ops, n, loc, caller_refs);
-        k.lit_mask = 0;
-        mask = 0;
-        e = &r.ClassFor(k, make, &arg, &fresh);
-      }
-      for (uint32_t i = 0, j = 0; i < n; ++i) {
-        arg_refs[i] = (mask & (1u << i)) ? kNoNode : caller_refs[j++];
-      }
-      call_cls = e->cls;
-      call_pos = e->pos;
-      arg.pos = e->pos;
-      Key ke{&fn, caller.fn, caller.block, loc.line, loc.col, 0, Shape::kError, mask};
-      bool fresh_err;
-      call_error_cls = r.ClassFor(ke, make, &arg, &fresh_err).cls;
-      if (mask == 0) memo = {caller.fn, caller.block, shape, call_cls, call_error_cls, call_pos};
+      c = LookUpCall(r, fn, caller, shape, ops, n, mask, caller_refs, &n_refs, arg_refs);
     }
     NodeId marker = 0;
     if (recur) {
-      marker = w.AppendScalar(call_cls, VKind::kNone, 0, caller_refs, n_refs);
-      if (r.wants_nodes) r.Notify(marker, NodeKind::kCall, fn.name, caller, loc);
+      marker = w.AppendScalar(c.cls, VKind::kNone, 0, caller_refs, n_refs);
+      if (r.wants_nodes) r.Notify(marker, NodeKind::kCall, fn.name, caller, fn.loc);
     }
     Frame& nf = r.PushFrame(fi, serial, level, caller_refs, n_refs);  // caller is stale now
-    nf.call_pos = call_pos;
-    nf.call_error_cls = call_error_cls;
+    nf.call_pos = c.pos;
+    nf.call_error_cls = c.error_cls;
     nf.marker = marker;
     if (!recur) {
       nf.muted = true;
       nf.prim_top = true;
-      nf.prim_cls = call_cls;
+      nf.prim_cls = c.cls;
       r.Sync();
       return;
     }
@@ -1044,22 +1107,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   r.Sync();
   Frame& f = r.frames.back();
   FnState& fs = r.fns[fi];
-  if (fs.self_cls == FnState::kNoCls) {
-    Key k{&fn, fi, 1, 0, 1, 0, Shape::kArgument, 0};
-    bool fresh;
-    ClassEntry& e = r.ClassFor(
-        k,
-        [](Recorder::Impl&, const Key&, const void*) {
-          ClassSpec s;
-          s.kind = NodeKind::kArgument;
-          s.block = 1;
-          s.pos = 1;
-          return s;
-        },
-        nullptr, &fresh);
-    fs.self_cls = e.cls;
-    fs.self = Value::Function(std::string(fn.name));
-  }
+  if (fs.self_cls == FnState::kNoCls) ArgumentClass(r, fn, fi, true, 0, false);
   w.Append(fs.self_cls, fs.self, {});
   uint32_t i = 0;
   for (const ArgRef& a : args) {
@@ -1067,31 +1115,8 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     bool has_ref = ref != kNoNode;
     std::vector<ClassId>& known = fs.arg_cls[has_ref ? 1 : 0];
     if (known.size() <= i) known.resize(i + 1, FnState::kNoCls);
-    if (known[i] != FnState::kNoCls) {
-      AppendArgument(r, f, a, known[i], ref, has_ref, i);
-      ++i;
-      continue;
-    }
-    Key k{&fn, fi, 1, has_ref ? 1u : 0u, i + 2, 0, Shape::kArgument, 0};
-    bool fresh;
-    struct P {
-      uint32_t pos;
-      bool ref;
-    } p{i + 2, has_ref};
-    ClassEntry& e = r.ClassFor(
-        k,
-        [](Recorder::Impl&, const Key&, const void* a) {
-          const P& x = *static_cast<const P*>(a);
-          ClassSpec s;
-          s.kind = NodeKind::kArgument;
-          s.block = 1;
-          s.pos = x.pos;
-          if (x.ref) s.operands = {OperandSpec::Ref()};
-          return s;
-        },
-        &p, &fresh);
-    known[i] = e.cls;
-    AppendArgument(r, f, a, e.cls, ref, has_ref, i);
+    if (known[i] == FnState::kNoCls) known[i] = ArgumentClass(r, fn, fi, false, i, has_ref);
+    AppendArgument(r, f, a, known[i], ref, has_ref, i);
     ++i;
   }
 }
