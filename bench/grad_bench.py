@@ -357,8 +357,10 @@ def differentiate(name, label, rec, ctx):
         grad_cmd[1:1] = ["--wrt", rec.wrt]
     whole_ms = phases_ms = sweep_ms = warm_ms = warm_sweep_ms = None
     check = ctx.check
+    repeat_failed = 0
     if check:
         run(grad_cmd)
+        repeat_failed = repeat_check(name, label, rec, ctx)
     else:
         nodes = int(re.search(r'"nodes":(\d+)', subprocess.run(
             [str(bin_dir / "irt-check"), "--json", str(rec.trace)], check=True,
@@ -392,7 +394,7 @@ def differentiate(name, label, rec, ctx):
     result = out["value"]
     positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
     grads = [f"{prefix}{p}.npy" for p in positions]
-    failed = 0
+    failed = repeat_failed
     if ctx.quick:
         emit(name, fig("value"), result, "1")
     else:
@@ -429,6 +431,24 @@ def warm(name, fig, rec, ctx):
     emit(name, fig("grad_warm_forward_pass"), best["forward"], "ms")
     emit(name, fig("grad_warm_sweep"), best["sweep"], "ms")
     return best["forward"] + best["sweep"], best["sweep"]
+
+
+def repeat_check(name, label, rec, ctx):
+    """irt-grad-bench --runs 3 (when built): the gradient computed three times
+    in one process, the later runs reusing the memory the earlier ones freed,
+    must be bit-identical to the first run's. Prints the verdict; 1 if not."""
+    program = ctx.bin.parent / "bench" / "irt-grad-bench"
+    if not program.exists():
+        return 0
+    cmd = [str(program), "--runs", "3"] + (["--wrt", rec.wrt] if rec.wrt else []) + [
+        str(rec.trace)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    who = "" if label == "irtrace" else f"{label} "
+    if done.returncode == 0:
+        print(f"{name} {who}in-process repeats: ok (3 runs, bit-identical value and derivatives)")
+        return 0
+    print(f"{name} {who}in-process repeats: FAIL ({done.stderr.strip()})")
+    return 1
 
 
 def compare_peer(name, label, mine, peer, theirs):

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   if (!rules.ok()) return Fail(rules.status().message());
 
   std::vector<irt::Value> first;
+  irt::Value first_result;
   Phases fresh, best{1e300, 1e300, 1e300, 1e300};
   double value = 0;
   for (int k = 0; k < runs; ++k) {
@@ -96,11 +97,13 @@ int main(int argc, char** argv) {
     if (k == 0) {
       fresh = p;
       first = std::move(got);
+      first_result = r->result;
       value = r->result.is_scalar() ? r->result.to_double() : 0;
     } else if (got.size() != first.size() ||
-               !std::equal(got.begin(), got.end(), first.begin(), irt::BitEqual)) {
+               !std::equal(got.begin(), got.end(), first.begin(), irt::BitEqual) ||
+               !irt::BitEqual(r->result, first_result)) {
       return Fail(path + ": run " + std::to_string(k + 1) +
-                  " gave other derivatives than the first run");
+                  " gave another value or other derivatives than the first run");
     }
     best.open = std::min(best.open, p.open);
     best.forward = std::min(best.forward, p.forward);
