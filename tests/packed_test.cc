@@ -413,11 +413,8 @@ TEST(PackedTest, ASharedTensorIsWrittenOncePerChunk) {
   std::vector<double> elems(4096, 0.25);
   Value shared = Value::MakeTensor(Tensor::FromF64({4096}, elems));
   auto body = [&](TraceWriter& w, bool share) {
-    ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
-    ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
-    ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-    ret.operands = {OperandSpec::Ref()};
-    ClassId cr = w.DefineClass(root), cc = w.DefineClass(c), ct = w.DefineClass(ret);
+    const testing::ConstantClasses k = testing::DefineConstantClasses(w);
+    ClassId cr = k.root, cc = k.constant, ct = k.ret;
     w.Append(cr, Value(), {});
     NodeId last = 0;
     for (int i = 0; i < 100; ++i) {

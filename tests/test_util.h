@@ -62,6 +62,19 @@ inline void WriteSeedF(TraceWriter& w) {
 // The classes of main(x) calling g(y) = y * y: the root (x = 3.0 as its
 // literal), main's %1 and x, the call of g with x, g's y, y * y, and a
 // Return of a reference (for either function).
+// A root call p whose body is Constants (%2 of block 1) and a Return of
+// one of them.
+struct ConstantClasses {
+  ClassId root, constant, ret;
+};
+inline ConstantClasses DefineConstantClasses(TraceWriter& w) {
+  ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+  ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+  ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
+  ret.operands = {OperandSpec::Ref()};
+  return {w.DefineClass(root), w.DefineClass(c), w.DefineClass(ret)};
+}
+
 struct CallClasses {
   ClassId root, fn, x, call, y, mul, ret;
 };

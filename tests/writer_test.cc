@@ -215,15 +215,11 @@ TEST(WriterTest, RepeatedStringsReadBackAsWritten) {
   std::string path = testing::WriteTrace(
       "strings.fb",
       [&](TraceWriter& w) {
-        ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
-        ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
-        ClassSpec ret{.kind = NodeKind::kReturn, .block = 1, .pos = 1};
-        ret.operands = {OperandSpec::Ref()};
-        ClassId cr = w.DefineClass(root), cc = w.DefineClass(c), ct = w.DefineClass(ret);
-        w.Append(cr, Value(), {});
+        const testing::ConstantClasses c = testing::DefineConstantClasses(w);
+        w.Append(c.root, Value(), {});
         NodeId last = 0;
-        for (const Value& v : values) last = w.Append(cc, v, {});
-        w.Append(ct, Value::I64(0), std::vector<NodeId>{last});
+        for (const Value& v : values) last = w.Append(c.constant, v, {});
+        w.Append(c.ret, Value::I64(0), std::vector<NodeId>{last});
       },
       opts);
   auto t = Trace::Open(path);

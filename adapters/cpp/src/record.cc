@@ -211,6 +211,26 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
+// The class of a statement at key's place (block, line, column) whose
+// operands are `ops`: those in key.lit_mask literals of the class, the
+// others references.
+ClassSpec StatementSpec(NodeKind kind, std::string op, uint32_t pos, const Key& key,
+                        const Operand* ops, uint32_t n) {
+  ClassSpec s;
+  s.kind = kind;
+  s.op = std::move(op);
+  s.block = key.block;
+  s.pos = pos;
+  s.line = key.line;
+  s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
+  for (uint32_t i = 0; i < n; ++i) {
+    s.operands.push_back(key.lit_mask & (1u << i)
+                             ? OperandSpec::Literal(Value::FromBits(ops[i].vk, ops[i].bits))
+                             : OperandSpec::Ref());
+  }
+  return s;
+}
+
 struct KeyHash {
   size_t operator()(const Key& k) const {
     uint64_t h = reinterpret_cast<uintptr_t>(k.file) * 0x9E3779B97F4A7C15ull;
@@ -820,19 +840,8 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
   // the others references.
   auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
     const Arg& x = *static_cast<const Arg*>(a);
-    ClassSpec s;
-    s.kind = NodeKind::kPrimitive;
-    s.op = std::string(OpName(static_cast<Op>(key.op)));
-    s.block = key.block;
-    s.pos = rr.NewPos(key.fn);
-    s.line = key.line;
-    s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
-    for (uint32_t i = 0; i < x.n; ++i) {
-      s.operands.push_back(key.lit_mask & (1u << i)
-                               ? OperandSpec::Literal(Value::FromBits(x.ops[i].vk, x.ops[i].bits))
-                               : OperandSpec::Ref());
-    }
-    return s;
+    return StatementSpec(NodeKind::kPrimitive, std::string(OpName(static_cast<Op>(key.op))),
+                         rr.NewPos(key.fn), key, x.ops, x.n);
   };
   bool fresh;
   ClassEntry* e = &r.ClassFor(k, make, &arg, &fresh);
@@ -944,21 +953,11 @@ struct CallClasses {
   } arg{ops, n, fn.name, 0};
   auto make = [](Recorder::Impl& rr, const Key& key, const void* a) {
     const Arg& x = *static_cast<const Arg*>(a);
-    ClassSpec s;
-    s.kind = key.shape == Shape::kCall    ? NodeKind::kCall
-             : key.shape == Shape::kError ? NodeKind::kError
-                                          : NodeKind::kPrimitive;
-    s.op = std::string(x.name);
-    s.block = key.block;
-    s.pos = key.shape == Shape::kError ? x.pos : rr.NewPos(key.fn);
-    s.line = key.line;
-    s.col = static_cast<uint16_t>(std::min<uint32_t>(key.col, 0xFFFF));
-    for (uint32_t i = 0; i < x.n; ++i) {
-      s.operands.push_back(key.lit_mask & (1u << i)
-                               ? OperandSpec::Literal(Value::FromBits(x.ops[i].vk, x.ops[i].bits))
-                               : OperandSpec::Ref());
-    }
-    return s;
+    NodeKind kind = key.shape == Shape::kCall    ? NodeKind::kCall
+                    : key.shape == Shape::kError ? NodeKind::kError
+                                                 : NodeKind::kPrimitive;
+    return StatementSpec(kind, std::string(x.name),
+                         key.shape == Shape::kError ? x.pos : rr.NewPos(key.fn), key, x.ops, x.n);
   };
   Key k{&fn, caller.fn, caller.block, loc.line, loc.col, 0, shape, mask};
   bool fresh;
