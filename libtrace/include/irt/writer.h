@@ -105,30 +105,14 @@ class TraceWriter {
   /// misuse take Append's path). This is the recording front ends' path.
   [[gnu::always_inline]] NodeId AppendScalar(ClassId cls, VKind vk, uint64_t bits,
                                              const NodeId* refs, uint32_t n_refs) {
-    // Every member is read before the first store, so that the stores
-    // (through uint32_t pointers, which may alias the counters) force no
-    // reloads.
     const NodeId id = next_id_;
-    const uint32_t n = n_nodes_, first = n_refs_;
     const size_t key = static_cast<size_t>(cls) * kNumVKinds + static_cast<size_t>(vk);
-    if (key < fast_.size() && n < fast_limit_ && n_refs <= kFastMaxRefs &&
+    if (key < fast_.size() && n_nodes_ < fast_limit_ && n_refs <= kFastMaxRefs &&
         (vk != VKind::kBool || bits <= 1)) {
       const FastClass fc = fast_[key];
-      if (fc.stamp == chunk_stamp_ && fc.n_refs == n_refs) {
-        uint32_t* const out = refs_.get() + first;
-        StagedNode* const node = nodes_.get() + n;
-        for (uint32_t i = 0; i < n_refs; ++i) {
-          // Unsigned: an id at or after `id` wraps to a huge distance.
-          NodeId d = id - refs[i] - 1;
-          if (d >= 0xFFFFFFFFull) return AppendScalarChecked(cls, vk, bits, refs, n_refs);
-          out[i] = static_cast<uint32_t>(d + 1);
-        }
-        *node = StagedNode{bits, fc.local, first};
-        n_refs_ = first + n_refs;
-        n_nodes_ = n + 1;
-        next_id_ = id + 1;
+      if (fc.stamp == chunk_stamp_ && fc.n_refs == n_refs &&
+          StageInline(fc.local, bits, refs, n_refs))
         return id;
-      }
     }
     return AppendScalarChecked(cls, vk, bits, refs, n_refs);
   }
@@ -170,6 +154,29 @@ class TraceWriter {
   };
   static constexpr uint32_t kOpens = 1u << 8, kCloses = 1u << 9;
   static constexpr uint32_t kFastMaxRefs = 8;
+  // Stores a node of chunk-local class `local` with `bits` and its
+  // distances to `refs` into the open chunk (which has room: fast_limit_);
+  // false, storing nothing, when a reference is not an earlier node within
+  // 2^32. Every member is read before the first store, so that the stores
+  // (through uint32_t pointers, which may alias the counters) force no
+  // reloads.
+  [[gnu::always_inline]] bool StageInline(uint32_t local, uint64_t bits, const NodeId* refs,
+                                          uint32_t n_refs) {
+    const NodeId id = next_id_;
+    const uint32_t n = n_nodes_, first = n_refs_;
+    uint32_t* const out = refs_.get() + first;
+    for (uint32_t i = 0; i < n_refs; ++i) {
+      // Unsigned: an id at or after `id` wraps to a huge distance.
+      NodeId d = id - refs[i] - 1;
+      if (d >= 0xFFFFFFFFull) return false;
+      out[i] = static_cast<uint32_t>(d + 1);
+    }
+    nodes_[n] = StagedNode{bits, local, first};
+    n_refs_ = first + n_refs;
+    n_nodes_ = n + 1;
+    next_id_ = id + 1;
+    return true;
+  }
   // AppendScalar's path for a class that opens or closes a call (a call
   // marker, a Return, an Error): out of line, so the inline path stays small.
   NodeId AppendScalarFlow(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,

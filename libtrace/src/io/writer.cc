@@ -537,15 +537,8 @@ NodeId TraceWriter::AppendRepeatedString(ClassId cls, const Value& value,
       last.value.kind() != value.kind() || last.value.str() != value.str()) {
     return kNoNode;
   }
-  uint32_t end = n_refs_;
-  for (NodeId r : refs) {
-    NodeId d = id - r - 1;
-    if (d >= 0xFFFFFFFFull) return kNoNode;
-    refs_[end++] = static_cast<uint32_t>(d + 1);
-  }
-  nodes_[n_nodes_++] = StagedNode{last.bits, last.local, n_refs_};
-  n_refs_ = end;
-  next_id_ = id + 1;
+  if (!StageInline(last.local, last.bits, refs.data(), static_cast<uint32_t>(refs.size())))
+    return kNoNode;
   return id;
 }
 
