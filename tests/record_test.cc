@@ -550,6 +550,70 @@ TEST(RecordTest, MixedRealAndInt) {
   }
 }
 
+// Parameters of every kind, const ones too: each becomes an Argument node
+// of its kind and value, and the body references that node, never the
+// caller's (a const parameter is not rebound; the call maps it).
+Real Choose(const Real x, const Bool neg, Real32 s, const Int k) {
+  IRT_FUNCTION(choose, x, neg, s, k);
+  if (IRT_IF(neg)) return IRT_RETURN(-(x * k));
+  if (IRT_IF(s > 0.3f)) return IRT_RETURN(x + k);
+  return IRT_RETURN(x * k);
+}
+
+Real CallsChoose(Real x) {
+  IRT_FUNCTION(calls_choose, x);
+  Real a = Choose(x, x < 0.0, Real32(0.5f), Int(3));
+  Real b = Choose(x + 1.0, x > 0.0, Real32(0.25f), Int(2));
+  return IRT_RETURN(a + b);
+}
+
+TEST(RecordTest, ParametersOfEveryKindAndConstness) {
+  auto rec = Recorder::InMemory();
+  Real y = rec->Run(CallsChoose, 1.5);
+  ASSERT_TRUE(rec->Finish().ok());
+  EXPECT_EQ(y.value(), (1.5 + 3) + -(2.5 * 2));
+  Trace t = Checked(*rec, "params.fb");
+  std::vector<NodeId> open;              // call markers
+  std::vector<bool> in_choose;           // per open call
+  std::vector<std::vector<Value>> args;  // of each call of choose
+  for (NodeId i = 0; i < t.size(); ++i) {
+    auto n = t.node(i);
+    ASSERT_TRUE(n.ok());
+    if (n->kind() == NodeKind::kCall) {
+      open.push_back(i);
+      in_choose.push_back(n->op() == "choose");
+      if (in_choose.back()) args.emplace_back();
+      continue;
+    }
+    if (n->kind() == NodeKind::kReturn) {
+      open.pop_back();
+      in_choose.pop_back();
+      continue;
+    }
+    ASSERT_FALSE(open.empty());
+    if (n->kind() == NodeKind::kArgument && in_choose.back() && n->vkind() != VKind::kFunction) {
+      args.back().push_back(n->value());
+    }
+    if (n->kind() == NodeKind::kPrimitive) {
+      for (NodeId r : n->refs()) EXPECT_GT(r, open.back()) << "node " << i;
+    }
+  }
+  ASSERT_EQ(args.size(), 2u);
+  for (const auto& a : args) {
+    ASSERT_EQ(a.size(), 4u);
+    EXPECT_EQ(a[0].kind(), VKind::kF64);
+    EXPECT_EQ(a[1].kind(), VKind::kBool);
+    EXPECT_EQ(a[2].kind(), VKind::kF32);
+    EXPECT_EQ(a[3].kind(), VKind::kI64);
+  }
+  EXPECT_EQ(args[0][0].as_f64(), 1.5);
+  EXPECT_EQ(args[1][0].as_f64(), 2.5);
+  EXPECT_FALSE(args[0][1].as_bool());
+  EXPECT_TRUE(args[1][1].as_bool());
+  EXPECT_EQ(args[0][2].as_f32(), 0.5f);
+  EXPECT_EQ(args[1][3].as_i64(), 2);
+}
+
 TEST(RecordTest, NothingIsRecordedOutsideRun) {
   Real x = 0.5;
   Real y = sin(x) * 2.0;

@@ -882,16 +882,56 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
 
 namespace {
 
-// The Argument node of the callee for argument `i` (from 0), of class `cls`.
-void AppendArgument(Recorder::Impl& r, Frame& f, const ArgRef& a, ClassId cls, NodeId ref,
-                    bool has_ref, uint32_t i) {
-  NodeId id = r.AppendValue(cls, a.op, &ref, has_ref ? 1 : 0);
-  if (a.rebind_id != nullptr) {
-    *a.rebind_id = id;
-    *a.rebind_serial = f.serial;
-    *a.rebind_pos = i + 2;
+// What an argument of IRT_FUNCTION holds, read through its kind.
+Operand OperandOfArg(const ArgRef& a) {
+  switch (a.kind) {
+    case VKind::kBool:
+      return OperandOf(*static_cast<const Active<bool>*>(a.obj));
+    case VKind::kI64:
+      return OperandOf(*static_cast<const Active<int64_t>*>(a.obj));
+    case VKind::kF32:
+      return OperandOf(*static_cast<const Active<float>*>(a.obj));
+    case VKind::kTensor:
+      return OperandOf(*static_cast<const Tensor*>(a.obj));
+    default:
+      return OperandOf(*static_cast<const Active<double>*>(a.obj));
   }
-  if (a.op.id != kNoNode) r.import_pool.push_back({a.op.id, id, a.op.serial, i + 2});
+}
+
+// Points a non-const parameter at its Argument node `id`, SSA id `pos`.
+template <class A>
+void Rebind(const ArgRef& a, NodeId id, uint32_t serial, uint32_t pos) {
+  A& x = *static_cast<A*>(const_cast<void*>(a.obj));
+  x.id = id;
+  x.serial = serial;
+  x.pos = pos;
+}
+
+// The Argument node of the callee for argument `i` (from 0), of class `cls`;
+// `op` is what the argument held when the call began.
+void AppendArgument(Recorder::Impl& r, Frame& f, const ArgRef& a, const Operand& op, ClassId cls,
+                    NodeId ref, bool has_ref, uint32_t i) {
+  NodeId id = r.AppendValue(cls, op, &ref, has_ref ? 1 : 0);
+  if (a.rebind) {
+    switch (a.kind) {
+      case VKind::kBool:
+        Rebind<Active<bool>>(a, id, f.serial, i + 2);
+        break;
+      case VKind::kI64:
+        Rebind<Active<int64_t>>(a, id, f.serial, i + 2);
+        break;
+      case VKind::kF32:
+        Rebind<Active<float>>(a, id, f.serial, i + 2);
+        break;
+      case VKind::kTensor:
+        Rebind<Tensor>(a, id, f.serial, i + 2);
+        break;
+      default:
+        Rebind<Active<double>>(a, id, f.serial, i + 2);
+        break;
+    }
+  }
+  if (op.id != kNoNode) r.import_pool.push_back({op.id, id, op.serial, i + 2});
 }
 
 }  // namespace
@@ -1052,7 +1092,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
   }
   {
     uint32_t i = 0;
-    for (const ArgRef& a : args) ops[i++] = a.op;
+    for (const ArgRef& a : args) ops[i++] = OperandOfArg(a);
   }
   uint32_t n_refs = 0;
   TraceWriter& w = *r.w;
@@ -1115,7 +1155,7 @@ CallScope::CallScope(Function& fn, std::initializer_list<ArgRef> args) {
     std::vector<ClassId>& known = fs.arg_cls[has_ref ? 1 : 0];
     if (known.size() <= i) known.resize(i + 1, FnState::kNoCls);
     if (known[i] == FnState::kNoCls) known[i] = ArgumentClass(r, fn, fi, false, i, has_ref);
-    AppendArgument(r, f, a, known[i], ref, has_ref, i);
+    AppendArgument(r, f, a, ops[i], known[i], ref, has_ref, i);
     ++i;
   }
 }

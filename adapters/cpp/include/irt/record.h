@@ -191,6 +191,12 @@ struct Loc {
   static Loc Of(const std::source_location& l) { return {l.file_name(), l.line(), l.column()}; }
 };
 
+// The element types an Active may record (KindOf's cases).
+template <class T>
+constexpr bool Recordable() {
+  return std::is_same_v<T, bool> || std::is_same_v<T, int64_t> || std::is_same_v<T, float> ||
+         std::is_same_v<T, double>;
+}
 template <class T>
 constexpr VKind KindOf() {
   if constexpr (std::is_same_v<T, bool>)
@@ -712,28 +718,24 @@ struct Function {
   uint32_t index = ~0u;
 };
 
-// An argument of IRT_FUNCTION: an active value or a plain number.
+// An argument of IRT_FUNCTION: an active value or a plain number. Only
+// where the parameter is and what it holds (16 bytes): a recursion keeps
+// one list of these per level on the stack, and the call's constructor
+// reads them once.
 struct ArgRef {
-  Operand op;
-  NodeId* rebind_id;        // the parameter's id and serial, rebound to its
-  uint32_t* rebind_serial;  // Argument node (null for a const parameter)
-  uint32_t* rebind_pos;
-  ArgRef(Tensor& t)  // NOLINT
-      : op(OperandOf(t)), rebind_id(&t.id), rebind_serial(&t.serial), rebind_pos(&t.pos) {}
-  ArgRef(const Tensor& t)  // NOLINT
-      : op(OperandOf(t)), rebind_id(nullptr), rebind_serial(nullptr), rebind_pos(nullptr) {}
+  const void* obj;  // the parameter: an Active<T> of kind `kind`, or a Tensor
+  VKind kind;       // KindOf<T>(), or kTensor
+  bool rebind;      // rebound to its Argument node (not a const parameter)
+  ArgRef(Tensor& t) : obj(&t), kind(VKind::kTensor), rebind(true) {}         // NOLINT
+  ArgRef(const Tensor& t) : obj(&t), kind(VKind::kTensor), rebind(false) {}  // NOLINT
   template <class T>
-  ArgRef(Active<T>& a)
-      : op(OperandOf(a)),
-        rebind_id(&a.id),
-        rebind_serial(&a.serial),
-        rebind_pos(&a.pos) {}  // NOLINT
+  ArgRef(Active<T>& a) : obj(&a), kind(KindOf<T>()), rebind(true) {  // NOLINT
+    static_assert(Recordable<T>());
+  }
   template <class T>
-  ArgRef(const Active<T>& a)
-      : op(OperandOf(a)),
-        rebind_id(nullptr),
-        rebind_serial(nullptr),
-        rebind_pos(nullptr) {}  // NOLINT
+  ArgRef(const Active<T>& a) : obj(&a), kind(KindOf<T>()), rebind(false) {  // NOLINT
+    static_assert(Recordable<T>());
+  }
 };
 
 /// The RAII scope of one recorded call (IRT_FUNCTION).
