@@ -634,9 +634,10 @@ struct Recorder::Impl {
     return id;
   }
 
-  static bool Local(const Frame& f, const Operand& o) {
-    return o.id != kNoNode && o.serial == f.serial && o.id >= f.marker;
+  static bool Local(const Frame& f, NodeId id, uint32_t serial) {
+    return id != kNoNode && serial == f.serial && id >= f.marker;
   }
+  static bool Local(const Frame& f, const Operand& o) { return Local(f, o.id, o.serial); }
 
   // Whether class `e`, whose operands `mask` are literals, fits this run's
   // `ops`: a new class remembers their values; a known one fits while they
@@ -1538,6 +1539,32 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
   if (r.loop_pool.size() == f.loops_at || r.loop_pool.back() != &site) {
     r.loop_pool.push_back(&site);
   }
+  const uint32_t nv = static_cast<uint32_t>(vars.size());
+  const int from = b.goto_from[0] == f.block ? 0 : b.goto_from[1] == f.block ? 1 : -1;
+  if (from >= 0 && nv <= 8 && b.arg_cls.size() == nv) {
+    // A run like the last from this block: when every variable is a node
+    // of this call, the jump's and the arguments' classes are known.
+    NodeId refs[8];
+    bool local = true;
+    uint32_t k = 0;
+    for (const LoopVar& v : vars) {
+      refs[k++] = *v.id;
+      local = local && Recorder::Impl::Local(f, *v.id, *v.serial);
+    }
+    if (local) {
+      NodeId jump = r.w->AppendScalar(b.goto_cls[from], VKind::kNone, 0, refs, nv);
+      k = 0;
+      for (const LoopVar& v : vars) {
+        *v.id = r.w->AppendScalar(b.arg_cls[k], v.vk, v.bits, &jump, 1);
+        *v.serial = f.serial;
+        *v.pos = b.arg_pos[k];
+        ++k;
+      }
+      f.block = b.a;
+      r.Sync();
+      return true;
+    }
+  }
   Operand small[8];  // trivially constructed
   std::vector<Operand> big;
   Operand* ops = small;
@@ -1552,21 +1579,12 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
     all_local = all_local && Recorder::Impl::Local(f, ops[n]);
     ++n;
   }
-  NodeId jump;
-  int slot = b.goto_from[0] == f.block ? 0 : b.goto_from[1] == f.block ? 1 : -1;
-  if (all_local && slot >= 0 && n <= 8) {
-    // The jump from this block with every argument a reference: known.
-    NodeId refs[8];
-    for (uint32_t i = 0; i < n; ++i) refs[i] = ops[i].id;
-    jump = r.w->AppendScalar(b.goto_cls[slot], VKind::kNone, 0, refs, n);
-  } else {
-    uint32_t from = f.block;
-    jump = Goto(r, f, b.a, ops, n, loc);
-    if (all_local) {
-      int s = b.goto_from[0] == 0 ? 0 : 1;
-      b.goto_from[s] = from;
-      b.goto_cls[s] = r.last_jump_cls;
-    }
+  const uint32_t block = f.block;
+  NodeId jump = Goto(r, f, b.a, ops, n, loc);
+  if (all_local && from < 0) {
+    int s = b.goto_from[0] == 0 ? 0 : 1;
+    b.goto_from[s] = block;
+    b.goto_cls[s] = r.last_jump_cls;
   }
   f.block = b.a;
   r.Sync();

@@ -808,7 +808,6 @@ class IfSite {
 
 // A loop variable of IRT_WHILE.
 struct LoopVar {
-  Operand* op;  // unused
   NodeId* id;
   uint32_t* serial;
   uint32_t* pos;
@@ -816,12 +815,7 @@ struct LoopVar {
   uint64_t bits;
   template <class T>
   LoopVar(Active<T>& a)  // NOLINT
-      : op(nullptr),
-        id(&a.id),
-        serial(&a.serial),
-        pos(&a.pos),
-        vk(KindOf<T>()),
-        bits(BitsOf(a.v)) {}
+      : id(&a.id), serial(&a.serial), pos(&a.pos), vk(KindOf<T>()), bits(BitsOf(a.v)) {}
 };
 
 // IRT_WHILE: jumps to the loop header with the loop variables as block
