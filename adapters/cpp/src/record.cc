@@ -883,29 +883,27 @@ void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uin
 
 namespace {
 
-// What an argument of IRT_FUNCTION holds, read through its kind.
-Operand OperandOfArg(const ArgRef& a) {
+// Calls `f` with the parameter an ArgRef points to, as its own type.
+template <class F>
+decltype(auto) WithParameter(const ArgRef& a, F&& f) {
+  void* p = const_cast<void*>(a.obj);  // written only when a.rebind
   switch (a.kind) {
     case VKind::kBool:
-      return OperandOf(*static_cast<const Active<bool>*>(a.obj));
+      return f(*static_cast<Active<bool>*>(p));
     case VKind::kI64:
-      return OperandOf(*static_cast<const Active<int64_t>*>(a.obj));
+      return f(*static_cast<Active<int64_t>*>(p));
     case VKind::kF32:
-      return OperandOf(*static_cast<const Active<float>*>(a.obj));
+      return f(*static_cast<Active<float>*>(p));
     case VKind::kTensor:
-      return OperandOf(*static_cast<const Tensor*>(a.obj));
+      return f(*static_cast<Tensor*>(p));
     default:
-      return OperandOf(*static_cast<const Active<double>*>(a.obj));
+      return f(*static_cast<Active<double>*>(p));
   }
 }
 
-// Points a non-const parameter at its Argument node `id`, SSA id `pos`.
-template <class A>
-void Rebind(const ArgRef& a, NodeId id, uint32_t serial, uint32_t pos) {
-  A& x = *static_cast<A*>(const_cast<void*>(a.obj));
-  x.id = id;
-  x.serial = serial;
-  x.pos = pos;
+// What an argument of IRT_FUNCTION holds.
+Operand OperandOfArg(const ArgRef& a) {
+  return WithParameter(a, [](const auto& x) { return OperandOf(x); });
 }
 
 // The Argument node of the callee for argument `i` (from 0), of class `cls`;
@@ -914,23 +912,12 @@ void AppendArgument(Recorder::Impl& r, Frame& f, const ArgRef& a, const Operand&
                     NodeId ref, bool has_ref, uint32_t i) {
   NodeId id = r.AppendValue(cls, op, &ref, has_ref ? 1 : 0);
   if (a.rebind) {
-    switch (a.kind) {
-      case VKind::kBool:
-        Rebind<Active<bool>>(a, id, f.serial, i + 2);
-        break;
-      case VKind::kI64:
-        Rebind<Active<int64_t>>(a, id, f.serial, i + 2);
-        break;
-      case VKind::kF32:
-        Rebind<Active<float>>(a, id, f.serial, i + 2);
-        break;
-      case VKind::kTensor:
-        Rebind<Tensor>(a, id, f.serial, i + 2);
-        break;
-      default:
-        Rebind<Active<double>>(a, id, f.serial, i + 2);
-        break;
-    }
+    // A non-const parameter now names its Argument node.
+    WithParameter(a, [&](auto& x) {
+      x.id = id;
+      x.serial = f.serial;
+      x.pos = i + 2;
+    });
   }
   if (op.id != kNoNode) r.import_pool.push_back({op.id, id, op.serial, i + 2});
 }
