@@ -16,8 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,22 +48,28 @@ struct Chunk {
 };
 
 int Bench(const std::string& path, int runs) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Fail(path + (ec ? ": cannot open: " + ec.message() : ": not a regular file"));
+  }
+  const uint64_t size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail(path + ": cannot open");
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Trace bytes must be 8-byte aligned in memory.
-  std::vector<uint64_t> words(raw.size() / 8 + 1);
-  std::memcpy(words.data(), raw.data(), raw.size());
+  if (ec || !in) return Fail(path + ": cannot open");
+  // Read once, straight into 8-byte aligned memory (trace bytes must be).
+  std::vector<uint64_t> words(size / 8 + 1);
+  if (!in.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(size))) {
+    return Fail(path + ": cannot read");
+  }
   const uint8_t* data = reinterpret_cast<const uint8_t*>(words.data());
   std::vector<Chunk> chunks;
   uint64_t off = 0;
   irt::NodeId nodes = 0;
   uint64_t packed = 0;
   irt::NodeId packed_nodes = 0;
-  while (off < raw.size()) {
+  while (off < size) {
     uint64_t len = 0, need = 0;
     irt::internal::ChunkHeader h;
-    irt::Status s = irt::internal::FrameChunk(data + off, raw.size() - off, /*ended=*/true, off,
+    irt::Status s = irt::internal::FrameChunk(data + off, size - off, /*ended=*/true, off,
                                               chunks.size(), nodes, &len, &h, &need);
     if (!s.ok()) return Fail(path + ": " + s.message());
     auto facts = std::make_unique<ChunkFacts>();
