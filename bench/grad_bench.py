@@ -103,24 +103,30 @@ def read_npy(path):
 
 
 def run(cmd, stdout=subprocess.DEVNULL, cwd=None, env=None):
-    """Runs cmd: (seconds, peak RSS MiB, stderr)."""
+    """Runs cmd: (seconds, peak RSS MiB, stderr, stdout if it is a pipe)."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=cwd, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
+    out = None
+    if p.stdout is not None:  # one line from a peer: it fits the pipe
+        out = p.stdout.read().decode(errors="replace")
+        p.stdout.close()
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"grad_bench: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
-    return dt, usage.ru_maxrss / 1024.0, err
+    return dt, usage.ru_maxrss / 1024.0, err, out
 
 
-def timed(cmd, runs, cwd=None, env=None):
-    """Best of runs after a warm-up: (seconds, peak RSS MiB, stderr of the best run)."""
+def timed(cmd, runs, cwd=None, env=None, stdout=subprocess.DEVNULL):
+    """Best of runs after a warm-up: (seconds, peak RSS MiB, stderr of the best
+    run, every run's (stderr, stdout))."""
     run(cmd, cwd=cwd, env=env)  # warm-up (page cache, first-touch)
-    results = sorted((run(cmd, cwd=cwd, env=env) for _ in range(runs)), key=lambda r: r[0])
-    return results[0][0], max(r[1] for r in results), results[0][2]
+    results = sorted((run(cmd, stdout=stdout, cwd=cwd, env=env) for _ in range(runs)),
+                     key=lambda r: r[0])
+    return results[0][0], max(r[1] for r in results), results[0][2], [r[2:] for r in results]
 
 
 def cpu_ms(cmd, runs):
@@ -246,7 +252,7 @@ def record_ir(name, ctx):
     ir, fn, fargs, wrt = prepare(name, ctx.work, ctx.quick)
     trace = ctx.work / f"{name.lower()}.fb"
     cmd = [str(ctx.bin / "irt-trace"), str(ir), fn, *fargs, "-o", str(trace)]
-    t, rss, _ = run(cmd) if ctx.check else timed(cmd, ctx.runs)
+    t, rss = (run(cmd) if ctx.check else timed(cmd, ctx.runs))[:2]
     return Recorded(trace, t * 1e3, rss, wrt)
 
 
@@ -286,6 +292,8 @@ class Differentiated:
     grads: list  # the gradient .npy files, in argument order
     warm_ms: float | None = None  # forward pass + sweep, best of --runs in one process
     warm_sweep_ms: float | None = None  # the sweep alone, the same way
+    cold_ms: float | None = None  # forward pass + sweep, the best of --runs fresh processes
+    cold_sweep_ms: float | None = None  # the sweep alone, the same way
 
 
 @dataclasses.dataclass
@@ -293,6 +301,7 @@ class PeerRun:
     record_ms: float  # in process, best of --runs
     gradient_ms: float  # in process: ADOL-C gradient() (replay + reverse), torch backward()
     whole_ms: float  # one record + one gradient, whole process
+    cold_ms: float  # the gradient of a fresh process (--whole), best of --runs processes
     tape_bytes: int | None  # tape plus the values kept for the reverse sweep
     grad: pathlib.Path
     form: str
@@ -328,9 +337,13 @@ def run_peer(peer, cmd, name, ctx, cwd=None, env=None):
     p = subprocess.run([*args, "--runs", str(ctx.runs), "--grad", str(grad)], cwd=cwd,
                        check=True, capture_output=True, text=True, env=env)
     f = peer_fields(p.stdout)
-    whole, _, _ = timed([*args, "--whole"], ctx.runs, cwd=cwd, env=env)
+    # Each --whole run records once and computes its first gradient: the
+    # peer's cold figure, as irt-grad's phases are in a fresh process.
+    whole, _, _, outs = timed([*args, "--whole"], ctx.runs, cwd=cwd, env=env,
+                              stdout=subprocess.PIPE)
+    cold = min(float(peer_fields(out)["gradient_ms"]) for _, out in outs)
     tape = int(f["tape_bytes"]) + int(f["value_bytes"]) if "tape_bytes" in f else None
-    return PeerRun(float(f["record_ms"]), float(f["gradient_ms"]), whole * 1e3, tape, grad,
+    return PeerRun(float(f["record_ms"]), float(f["gradient_ms"]), whole * 1e3, cold, tape, grad,
                    f.get("form", "scalar"))
 
 
@@ -355,7 +368,7 @@ def differentiate(name, label, rec, ctx):
                 "--npy", prefix, str(rec.trace)]
     if rec.wrt:
         grad_cmd[1:1] = ["--wrt", rec.wrt]
-    whole_ms = phases_ms = sweep_ms = warm_ms = warm_sweep_ms = None
+    whole_ms = phases_ms = sweep_ms = warm_ms = warm_sweep_ms = cold_ms = cold_sweep_ms = None
     check = ctx.check
     repeat_failed = 0
     if check:
@@ -371,13 +384,20 @@ def differentiate(name, label, rec, ctx):
         emit(name, fig("trace_peak"), rec.peak_mib, "MiB")
         emit(name, fig("trace_bytes"), size, "B")
         emit(name, fig("trace_bytes_per_node"), size / nodes, "B")
-        t, rss, err = timed(grad_cmd, ctx.runs)
+        t, rss, err, outs = timed(grad_cmd, ctx.runs)
         whole_ms = t * 1e3
         emit(name, fig("grad_time"), whole_ms, "ms")
         emit(name, fig("grad_peak"), rss, "MiB")
-        m = re.search(r"(\d+) active, (\d+) rule applications; open ([\d.]+) ms, forward pass "
-                      r"([\d.]+) ms, sweep ([\d.]+) ms, write [\d.]+ ms; peak memory ([\d.]+)",
-                      err)
+        phases = r"(\d+) active, (\d+) rule applications; open ([\d.]+) ms, forward pass " \
+                 r"([\d.]+) ms, sweep ([\d.]+) ms, write [\d.]+ ms; peak memory ([\d.]+)"
+        m = re.search(phases, err)
+        every = [re.search(phases, e) for e, _ in outs]
+        if all(every):
+            # The best of the fresh processes, phase by phase (the peers' cold figure).
+            cold_ms = min(float(x.group(4)) + float(x.group(5)) for x in every)
+            cold_sweep_ms = min(float(x.group(5)) for x in every)
+            emit(name, fig("grad_cold_phases"), cold_ms, "ms")
+            emit(name, fig("grad_cold_sweep"), cold_sweep_ms, "ms")
         if m:
             phases_ms = float(m.group(4)) + float(m.group(5))
             sweep_ms = float(m.group(5))
@@ -413,7 +433,7 @@ def differentiate(name, label, rec, ctx):
             else:
                 emit(name, fig(f"{figure}_rel_error"), rel, "1")
     return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads, warm_ms,
-                          warm_sweep_ms), failed
+                          warm_sweep_ms, cold_ms, cold_sweep_ms), failed
 
 
 def warm(name, fig, rec, ctx):
@@ -476,6 +496,12 @@ def compare_peer(name, label, mine, peer, theirs):
         compare(name, "gradient-warm", label, mine.warm_ms, peer, theirs.gradient_ms)
         if peer.startswith("torch"):
             compare(name, "sweep-warm", label, mine.warm_sweep_ms, peer, theirs.gradient_ms)
+    if mine.cold_ms is not None:
+        # Both in a fresh process: irt-grad's phases against the peer's
+        # first gradient after its first recording, best of --runs each.
+        compare(name, "gradient-cold", label, mine.cold_ms, peer, theirs.cold_ms)
+        if peer.startswith("torch"):
+            compare(name, "sweep-cold", label, mine.cold_sweep_ms, peer, theirs.cold_ms)
     compare(name, "grad-whole", label, mine.whole_ms, peer, theirs.gradient_ms)
     compare(name, "total-whole", label, mine.record.record_ms + mine.whole_ms, peer,
             theirs.whole_ms)
