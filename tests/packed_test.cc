@@ -382,7 +382,7 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
     nodes.push_back({value, cls, static_cast<uint32_t>(refs.size())});
     for (uint32_t j = 0; j < slots[cls]; ++j) refs.push_back(1 + static_cast<uint32_t>(next() % i));
   }
-  std::vector<uint8_t> packed;
+  internal::GrowBuffer<uint8_t> packed;
   size_t n = internal::PackNodes(t, nodes, refs, &packed);
   std::vector<internal::NodeRec> back(nodes.size());
   internal::GrowBuffer<uint32_t> back_refs;

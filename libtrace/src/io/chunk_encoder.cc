@@ -97,7 +97,7 @@ void FinishChunk(flatbuffers::FlatBufferBuilder& fbb, const ValueEncoder& enc,
       slots[i] = static_cast<uint16_t>(ClassSlots((*p.classes)[i], p.operands->data()));
     }
     PackTables t{*p.classes, slots, *p.operands, *p.literals};
-    thread_local std::vector<uint8_t> bytes;
+    thread_local GrowBuffer<uint8_t> bytes;
     size_t n = PackNodes(t, {reinterpret_cast<const NodeRec*>(p.nodes.data()), p.nodes.size()},
                          p.refs, &bytes);
     // Chunks are whole multiples of 8 bytes (schema/README.md §2): an

@@ -129,11 +129,10 @@ inline bool JumpInChunk(uint32_t local, uint64_t jump_distance, uint32_t* jl) {
 }  // namespace
 
 size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
-                 std::span<const uint32_t> refs, std::vector<uint8_t>* buffer) {
+                 std::span<const uint32_t> refs, GrowBuffer<uint8_t>* buffer) {
   // At most 10 bytes a varint, 8 a raw value.
   const size_t bound = nodes.size() * 20 + refs.size() * 10;
-  if (buffer->size() < bound) buffer->resize(bound);
-  uint8_t* const start = buffer->data();
+  uint8_t* const start = buffer->Reserve(bound);
   uint8_t* out = start;
   // Per class, in one load: where its previous distances are, its slots,
   // its payload, whether it may copy; then its last value.

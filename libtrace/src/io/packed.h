@@ -77,9 +77,10 @@ inline uint32_t ClassSlots(const fb::NodeClass& k, const uint32_t* operands) {
 
 /// Encodes nodes and their distances (refs[first_ref ...], slots per
 /// class) into the start of `buffer` (grown to the worst case when smaller,
-/// never shrunk) and returns the number of bytes written.
+/// never shrunk, never cleared: only the bytes written are touched) and
+/// returns the number of bytes written.
 size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
-                 std::span<const uint32_t> refs, std::vector<uint8_t>* buffer);
+                 std::span<const uint32_t> refs, GrowBuffer<uint8_t>* buffer);
 
 /// Decodes `count` nodes from `packed` into `nodes` (room for `count`) and
 /// their distances into `refs` (grown to fit), `*n_refs` of them. The tables must have
