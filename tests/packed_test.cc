@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/chunk.h"
+#include "io/chunk_encoder.h"
 #include "irt/check.h"
 #include "irt/control_flow.h"
 #include "irt/convert.h"
@@ -405,6 +406,27 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
 
 namespace irt {
 namespace {
+
+// The encoder's ids by object address: every key keeps its id through the
+// table's growth, neighbouring addresses (one bucket after hashing) each get
+// their own slot, and Clear forgets them all.
+TEST(PackedTest, AddressIdsKeepEveryKeyThroughGrowthAndClear) {
+  std::vector<char> bytes(20000);
+  internal::AddressIds ids;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      auto [id, fresh] = ids.TryEmplace(&bytes[i]);
+      ASSERT_TRUE(fresh) << i;
+      *id = static_cast<uint32_t>(i + 1);
+    }
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      auto [id, fresh] = ids.TryEmplace(&bytes[i]);
+      ASSERT_FALSE(fresh) << i;
+      ASSERT_EQ(*id, i + 1) << i;
+    }
+    ids.Clear();
+  }
+}
 
 // A tensor that many nodes share (an argument handed down a call chain) is
 // written once per chunk; an equal tensor that is another object is not

@@ -68,8 +68,8 @@ void ValueEncoder::Clear() {
   string_ids_.clear();
   tensors_.clear();
   tuples_.clear();
-  tensor_ids_.clear();
-  shared_string_ids_.clear();
+  tensor_ids_.Clear();
+  shared_string_ids_.Clear();
   held_.clear();
   payload_bytes_ = 0;
 }

@@ -6,6 +6,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -18,6 +19,53 @@
 #include "irtrace_generated.h"
 
 namespace irt::internal {
+
+/// Ids by object address, for the values a chunk shares: open addressing
+/// in one array (no allocation per entry, as a node-based map makes on
+/// every insertion), emptied for each chunk.
+class AddressIds {
+ public:
+  /// The id slot of `key`, and whether the key was absent (then the slot
+  /// holds 0 for the caller to set).
+  std::pair<uint32_t*, bool> TryEmplace(const void* key) {
+    if (2 * (used_ + 1) > slots_.size()) Grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.key == key) return {&s.id, false};
+      if (s.key == nullptr) {
+        s.key = key;
+        s.id = 0;
+        ++used_;
+        return {&s.id, true};
+      }
+    }
+  }
+  void Clear() {
+    if (used_ != 0) std::fill(slots_.begin(), slots_.end(), Slot{});
+    used_ = 0;
+  }
+
+ private:
+  struct Slot {
+    const void* key = nullptr;
+    uint32_t id = 0;
+  };
+  static size_t Hash(const void* key) {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >>
+                               32);
+  }
+  void Grow() {
+    std::vector<Slot> old(std::max<size_t>(64, 2 * slots_.size()));
+    old.swap(slots_);
+    used_ = 0;
+    for (const Slot& s : old) {
+      if (s.key != nullptr) *TryEmplace(s.key).first = s.id;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
 
 /// Encodes values into the tables of the chunk being built in `fbb`.
 /// Strings are interned; tuples are encoded iteratively in post-order, so
@@ -53,22 +101,22 @@ class ValueEncoder {
       case VKind::kFunction: {
         // A string many nodes share (a function's name, passed as %1 at
         // every call) is looked up by the object once per chunk.
-        auto [it, fresh] = shared_string_ids_.try_emplace(&v.str(), 0);
+        auto [id, fresh] = shared_string_ids_.TryEmplace(&v.str());
         if (fresh) {
-          it->second = Intern(v.str());
+          *id = Intern(v.str());
           held_.push_back(v);
         }
-        return fb::Value(it->second, static_cast<fb::VKind>(v.kind()));
+        return fb::Value(*id, static_cast<fb::VKind>(v.kind()));
       }
       case VKind::kTensor: {
         // A tensor many nodes share (an argument passed down a call chain)
         // is written once per chunk.
-        auto [it, fresh] = tensor_ids_.try_emplace(&v.tensor(), 0);
+        auto [id, fresh] = tensor_ids_.TryEmplace(&v.tensor());
         if (fresh) {
-          it->second = AddTensor(v.tensor());
+          *id = AddTensor(v.tensor());
           held_.push_back(v);
         }
-        return fb::Value(it->second, fb::VKind::Tensor);
+        return fb::Value(*id, fb::VKind::Tensor);
       }
       case VKind::kTuple:
         return EncodeTuple(v);
@@ -96,9 +144,9 @@ class ValueEncoder {
   // The tensors Encode added to this chunk, by the object their values
   // share; `held_` keeps those objects alive until Clear, so that no other
   // tensor (or string) can take one's address meanwhile.
-  std::unordered_map<const Tensor*, uint32_t> tensor_ids_;
+  AddressIds tensor_ids_;
   // The same for the strings of String and Function values.
-  std::unordered_map<const std::string*, uint32_t> shared_string_ids_;
+  AddressIds shared_string_ids_;
   std::vector<Value> held_;
   uint64_t payload_bytes_ = 0;
 };
