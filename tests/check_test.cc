@@ -4,12 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
+#include "irt/trace.h"
 #include "irt/writer.h"
+#include "irtrace_generated.h"
 #include "test_util.h"
 
 namespace irt {
@@ -71,6 +75,87 @@ TEST(CheckTest, IncompleteTraceIsAnError) {
   auto sum = CheckTrace(path);
   ASSERT_FALSE(sum.ok());
   EXPECT_EQ(sum.status().code(), Code::kDataError);
+}
+
+// A ChunkStream reads the next chunk ahead and verifies it on a second
+// thread: chunks still come out in order with their own bytes, and a bad
+// chunk (at any position, so in either of the two chunks in flight) is
+// reported after every chunk before it, and nothing after it.
+TEST(CheckTest, AStreamGivesChunksInOrderAndStopsAtTheFirstBadOne) {
+  WriterOptions opts;
+  opts.chunk_nodes = 8;
+  std::string path = WriteTrace(
+      "many.fb",
+      [](TraceWriter& w) {
+        const testing::ConstantClasses k = testing::DefineConstantClasses(w);
+        w.Append(k.root, Value(), {});
+        NodeId last = 0;
+        for (int i = 0; i < 100; ++i) last = w.Append(k.constant, Value::I64(i), {});
+        w.Append(k.ret, Value::I64(99), std::vector<NodeId>{last});
+      },
+      opts);
+  const std::string bytes = ReadBytes(path);
+  auto trace = Trace::Open(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const std::vector<ChunkInfo> chunks = trace->chunks();
+  ASSERT_GE(chunks.size(), 12u);
+
+  // Streams `file`: the chunks before the first error, and that error.
+  auto stream = [&](const std::string& file, std::string* error) {
+    size_t good = 0;
+    auto s = ChunkStream::Open(file);
+    EXPECT_TRUE(s.ok());
+    if (!s.ok()) return good;
+    for (;;) {
+      auto c = s->Next();
+      if (!c.ok()) {
+        *error = c.status().message();
+        auto after = s->Next();  // the stream has ended
+        EXPECT_TRUE(after.ok() && *after == nullptr);
+        return good;
+      }
+      if (*c == nullptr) return good;
+      const ChunkInfo& info = s->info();
+      EXPECT_EQ(info.index, good);
+      EXPECT_EQ(info.offset, chunks[good].offset);
+      EXPECT_EQ(info.num_nodes, chunks[good].num_nodes);
+      EXPECT_EQ(s->bytes_read(), info.offset + info.size + 4);
+      std::span<const uint8_t> own = s->chunk_bytes();
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(own.data()), own.size()),
+                bytes.substr(info.offset, info.size + 4));
+      ++good;
+    }
+  };
+  std::string error;
+  EXPECT_EQ(stream(path, &error), chunks.size());
+  EXPECT_EQ(error, "");
+
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    const std::string at = "chunk " + std::to_string(k);
+    // Cut inside chunk k: its read fails.
+    std::string cut = TempPath("cut.fb");
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, chunks[k].offset + 20);
+    error.clear();
+    EXPECT_EQ(stream(cut, &error), k);
+    EXPECT_NE(error.find(at), std::string::npos) << error;
+    // A node count beyond the packed column: its verification fails.
+    std::string edited = bytes;
+    auto* base = reinterpret_cast<uint8_t*>(edited.data()) + chunks[k].offset;
+    const fb::Chunk* c = fb::GetSizePrefixedChunk(base);
+    const uint8_t* field =
+        reinterpret_cast<const flatbuffers::Table*>(c)->GetAddressOf(fb::Chunk::VT_NODE_COUNT);
+    ASSERT_NE(field, nullptr);
+    uint32_t huge = 1u << 20;
+    std::memcpy(base + (field - base), &huge, sizeof(huge));
+    std::string bad = TempPath("bad.fb");
+    std::ofstream(bad, std::ios::binary) << edited;
+    error.clear();
+    EXPECT_EQ(stream(bad, &error), k);
+    EXPECT_NE(error.find(at), std::string::npos) << error;
+    auto sum = CheckTrace(bad);
+    ASSERT_FALSE(sum.ok());
+    EXPECT_NE(sum.status().message().find(at), std::string::npos) << sum.status().message();
+  }
 }
 
 TEST(CheckTest, MissingFileIsAnIoError) {

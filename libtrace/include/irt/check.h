@@ -1,5 +1,5 @@
 // Complete verification of a trace, in one streaming pass with memory
-// bounded by one chunk plus the open-call stack.
+// bounded by two chunks (ChunkStream) plus the open-call stack.
 #ifndef IRT_CHECK_H_
 #define IRT_CHECK_H_
 

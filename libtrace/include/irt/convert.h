@@ -1,6 +1,6 @@
 // Converting a trace between format versions: format 2 (packed node
 // columns, the default) and format 1.1 (for readers older than format 2),
-// chunk by chunk, with memory bounded by one chunk.
+// chunk by chunk, with memory bounded by a few chunks.
 #ifndef IRT_CONVERT_H_
 #define IRT_CONVERT_H_
 

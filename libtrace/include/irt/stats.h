@@ -1,11 +1,12 @@
 // Statistics of a trace in one streaming pass over its chunks (ChunkStream):
 // nodes per kind, per operation and per call depth, calls, the deepest
 // call, the heaviest calls by subtree size, and bytes per chunk. Memory is
-// bounded by one chunk plus fixed-size tables: depths past 64 are counted in
-// power-of-two buckets, the heaviest calls in a bounded heap, paths only for
-// calls at most kStatsPathDepth deep; the callee names of the open calls are
-// kept run-length encoded (constant for self-recursion and loops, and in
-// general proportional to the changes of callee along the deepest path).
+// bounded by two chunks (ChunkStream) plus fixed-size tables: depths past
+// 64 are counted in power-of-two buckets, the heaviest calls in a bounded
+// heap, paths only for calls at most kStatsPathDepth deep; the callee names
+// of the open calls are kept run-length encoded (constant for
+// self-recursion and loops, and in general proportional to the changes of
+// callee along the deepest path).
 #ifndef IRT_STATS_H_
 #define IRT_STATS_H_
 

@@ -239,8 +239,10 @@ class Trace {
   uint64_t num_nodes_ = 0;
 };
 
-/// Sequential access to chunks with memory bounded by one chunk: mmaps a
-/// regular file, reads a pipe chunk by chunk. For streaming tools.
+/// Sequential access to chunks with memory bounded by two chunks: reads a
+/// file or a pipe chunk by chunk, each verified before it is returned, the
+/// next one read ahead and verified on a second thread meanwhile (on a
+/// machine with two cores). For streaming tools.
 class ChunkStream {
  public:
   /// `progress`, if given, counts each chunk's nodes and bytes as it is

@@ -1,13 +1,17 @@
 // ChunkStream (irt/trace.h): sequential access to the chunks of a file or a
-// pipe, with memory bounded by one chunk, each verified as it is read.
+// pipe, with memory bounded by two chunks, each verified as it is read (the
+// next one on a second thread while this one is verified here).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/bytesource.h"
@@ -24,29 +28,55 @@ using internal::DisplayName;
 using internal::FrameChunk;
 
 struct ChunkStream::Impl {
+  // One chunk as read: its bytes, the checker's facts and its columns.
+  struct Slot {
+    std::vector<uint8_t> buf;
+    ChunkFacts facts;
+    internal::ChunkColumns columns;
+    ChunkInfo info;
+    uint64_t number = 0;      // its position in the input
+    uint64_t end_offset = 0;  // bytes read through it
+    Status status;            // why it cannot be returned
+  };
+
   std::string name;
   int fd = -1;
   bool owned_fd = false;
   std::unique_ptr<internal::ByteSource> src;  // decompresses a zstd input
-  std::vector<uint8_t> buf;
   uint64_t offset = 0;
   uint64_t number = 0;
   NodeId base = 0;
   bool done = false;
   uint64_t file_size = 0;  // of a regular file, 0 for a pipe
   Progress* progress = nullptr;
-  ChunkInfo info;
-  ChunkFacts facts;
-  internal::ChunkColumns columns;
+  // Two chunks at a time on two cores: Next reads chunk k into slots[0]
+  // and k + 1 into slots[1], verifies k while the worker thread verifies
+  // k + 1, returns k, and returns k + 1 on the next call.
+  Slot slots[2];
+  Slot* cur = &slots[0];
+  bool pending = false;  // slots[1] holds the next chunk, handed to the worker
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool job = false, quit = false;
 
   ~Impl() {
+    if (worker.joinable()) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !job; });
+        quit = true;
+      }
+      cv.notify_all();
+      worker.join();
+    }
     if (owned_fd && fd >= 0) close(fd);
   }
 
   // Reads exactly n bytes into buf at `at`, growing it as data arrives (so a
   // hostile size prefix cannot make us allocate what is not there). Returns
   // the number of bytes read.
-  Result<size_t> ReadFully(size_t at, size_t n) {
+  Result<size_t> ReadFully(std::vector<uint8_t>& buf, size_t at, size_t n) {
     size_t got = 0;
     while (got < n) {
       size_t step = std::min<size_t>(n - got, 1 << 20);
@@ -57,6 +87,47 @@ struct ChunkStream::Impl {
     }
     return got;
   }
+
+  // Reads the next chunk into `s` and checks its framing; at the final
+  // chunk, that nothing follows it. Any error ends the stream.
+  Status Read(Slot& s);
+  // Checks the chunk in `s` and all its nodes (internal::VerifyChunk).
+  Status Verify(Slot& s) {
+    Status vs = internal::VerifyChunk(s.buf.data(), s.info.size + 4, &s.facts);
+    if (vs.ok()) return vs;
+    return DataError(name + ": " +
+                     internal::ChunkError(s.number, s.info.offset, s.facts, vs.message()));
+  }
+  // Hands out a verified chunk.
+  const internal::ChunkColumns* Give(Slot& s) {
+    cur = &s;
+    if (progress != nullptr) progress->Add(s.info.num_nodes, 4 + s.info.size);
+    internal::BuildColumns(fb::GetSizePrefixedChunk(s.buf.data()), s.info, s.facts, &s.columns);
+    return &s.columns;
+  }
+  void WorkerLoop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return job || quit; });
+      if (!job) return;
+      lock.unlock();
+      Status st;
+      try {
+        st = Verify(slots[1]);
+      } catch (const std::bad_alloc&) {
+        st = IoError(name + ": out of memory verifying chunk " + std::to_string(slots[1].number));
+      }
+      lock.lock();
+      slots[1].status = std::move(st);
+      job = false;
+      cv.notify_all();
+    }
+  }
+  // Waits for the worker's verification of slots[1].
+  void Collect() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return !job; });
+  }
 };
 
 ChunkStream::ChunkStream() : impl_(new Impl) {}
@@ -65,10 +136,11 @@ ChunkStream& ChunkStream::operator=(ChunkStream&&) noexcept = default;
 ChunkStream::~ChunkStream() = default;
 
 const std::string& ChunkStream::name() const { return impl_->name; }
-const ChunkInfo& ChunkStream::info() const { return impl_->info; }
-uint64_t ChunkStream::bytes_read() const { return impl_->offset; }
+const ChunkInfo& ChunkStream::info() const { return impl_->cur->info; }
+uint64_t ChunkStream::bytes_read() const { return impl_->cur->end_offset; }
 std::span<const uint8_t> ChunkStream::chunk_bytes() const {
-  return {impl_->buf.data(), static_cast<size_t>(impl_->info.size + 4)};
+  const Impl::Slot& s = *impl_->cur;
+  return {s.buf.data(), static_cast<size_t>(s.info.size + 4)};
 }
 
 Result<ChunkStream> ChunkStream::Open(const std::string& path, Progress* progress) {
@@ -114,9 +186,9 @@ Result<ChunkStream> ChunkStream::OpenAs(const std::string& path, const std::stri
   return s;
 }
 
-Result<const internal::ChunkColumns*> ChunkStream::Next() {
-  Impl& m = *impl_;
-  if (m.done) return static_cast<const internal::ChunkColumns*>(nullptr);
+Status ChunkStream::Impl::Read(Slot& slot) {
+  Impl& m = *this;
+  std::vector<uint8_t>& buf = slot.buf;
   uint64_t len = 0, have = 0, need = 12;
   ChunkHeader h;
   std::string where = "chunk " + std::to_string(m.number) + " at byte " + std::to_string(m.offset);
@@ -125,7 +197,7 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
   // than is there costs nothing.
   for (bool ended = false;;) {
     if (have < need) {
-      auto got = m.ReadFully(have, need - have);
+      auto got = m.ReadFully(buf, have, need - have);
       if (!got) {
         m.done = true;
         return Status(got.error().code(), m.name + ": " + where + ": " + got.error().message());
@@ -139,7 +211,7 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
       return DataError(m.name + ": trace is incomplete: no final chunk after " +
                        std::to_string(m.number) + " chunks (the writer did not finish)");
     }
-    Status s = FrameChunk(m.buf.data(), have, ended, m.offset, m.number, m.base, &len, &h, &need);
+    Status s = FrameChunk(buf.data(), have, ended, m.offset, m.number, m.base, &len, &h, &need);
     if (!s.ok()) {
       m.done = true;
       return Status(s.code(), m.name + ": " + s.message());
@@ -154,24 +226,18 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
     // Read on in steps of up to 1 MiB (at least what the header needs).
     if (len != 0) need = std::min<uint64_t>(4 + len, std::max<uint64_t>(need, have + (1 << 20)));
   }
-  const uint8_t* p = m.buf.data();
-  Status vs = internal::VerifyChunk(p, len + 4, &m.facts);
-  if (!vs.ok()) {
-    m.done = true;
-    return DataError(m.name + ": " +
-                     internal::ChunkError(m.number, m.offset, m.facts, vs.message()));
-  }
-  m.info.offset = m.offset;
-  m.info.size = len;
-  m.info.index = h.index;
-  m.info.base = h.base;
-  m.info.num_nodes = h.num_nodes;
-  m.info.base_depth = h.base_depth;
-  m.info.last = h.last;
+  slot.number = m.number;
+  slot.info.offset = m.offset;
+  slot.info.size = len;
+  slot.info.index = h.index;
+  slot.info.base = h.base;
+  slot.info.num_nodes = h.num_nodes;
+  slot.info.base_depth = h.base_depth;
+  slot.info.last = h.last;
   m.offset += 4 + len;
+  slot.end_offset = m.offset;
   m.base += h.num_nodes;
   ++m.number;
-  if (m.progress != nullptr) m.progress->Add(h.num_nodes, 4 + len);
   if (h.last) {
     m.done = true;
     uint8_t extra;
@@ -179,8 +245,47 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
     if (!more) return more.error().Prefixed(m.name + ": after the final chunk");
     if (*more > 0) return DataError(m.name + ": data after the final chunk");
   }
-  internal::BuildColumns(fb::GetSizePrefixedChunk(p), m.info, m.facts, &m.columns);
-  return &m.columns;
+  return Status::Ok();
+}
+
+Result<const internal::ChunkColumns*> ChunkStream::Next() {
+  Impl& m = *impl_;
+  if (m.pending) {
+    // The chunk after the one returned last, read then; verified meanwhile.
+    m.Collect();
+    m.pending = false;
+    Impl::Slot& b = m.slots[1];
+    m.done = !b.status.ok() || b.info.last;
+    if (!b.status.ok()) return b.status;
+    return m.Give(b);
+  }
+  if (m.done) return static_cast<const internal::ChunkColumns*>(nullptr);
+  Impl::Slot& a = m.slots[0];
+  IRT_RETURN_IF_ERROR(m.Read(a));
+  if (!m.done && std::thread::hardware_concurrency() >= 2) {
+    // Read the next chunk too and have the worker verify it while this
+    // thread verifies this one. Its errors wait for their turn.
+    Impl::Slot& b = m.slots[1];
+    b.status = m.Read(b);
+    m.pending = true;
+    m.done = false;  // until the next call returns b (or its error)
+    if (b.status.ok()) {
+      if (!m.worker.joinable()) m.worker = std::thread([&m] { m.WorkerLoop(); });
+      {
+        std::lock_guard<std::mutex> lock(m.mu);
+        m.job = true;
+      }
+      m.cv.notify_all();
+    }
+  }
+  Status vs = m.Verify(a);
+  if (!vs.ok()) {
+    if (m.pending) m.Collect();
+    m.pending = false;
+    m.done = true;
+    return vs;
+  }
+  return m.Give(a);
 }
 
 }  // namespace irt
