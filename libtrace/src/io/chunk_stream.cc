@@ -262,7 +262,11 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
   if (m.done) return static_cast<const internal::ChunkColumns*>(nullptr);
   Impl::Slot& a = m.slots[0];
   IRT_RETURN_IF_ERROR(m.Read(a));
-  if (!m.done && std::thread::hardware_concurrency() >= 2) {
+  // A file of a few chunks is checked before a second thread would pay
+  // for its start and the second chunk's fresh memory.
+  constexpr uint64_t kAheadBytes = uint64_t{8} << 20;
+  if (!m.done && (m.file_size == 0 || m.file_size >= kAheadBytes) &&
+      std::thread::hardware_concurrency() >= 2) {
     // Read the next chunk too and have the worker verify it while this
     // thread verifies this one. Its errors wait for their turn.
     Impl::Slot& b = m.slots[1];
