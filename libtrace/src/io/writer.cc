@@ -545,22 +545,12 @@ NodeId TraceWriter::AppendRepeatedString(ClassId cls, const Value& value,
 NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const NodeId> refs) {
   NodeId id = next_id_;
   if (!status_.ok()) return id;
-  switch (value.kind()) {
-    case VKind::kNone:
-    case VKind::kNothing:
-    case VKind::kBool:
-    case VKind::kI64:
-    case VKind::kF64:
-    case VKind::kF32:
-      // A scalar is its bits (ValueEncoder::Encode): the inline path, once
-      // its class is in the chunk, with the same checks otherwise.
-      if (refs.size() <= kFastMaxRefs) {
-        return AppendScalar(cls, value.kind(), value.bits(), refs.data(),
-                            static_cast<uint32_t>(refs.size()));
-      }
-      break;
-    default:
-      break;
+  if (value.is_scalar() && refs.size() <= kFastMaxRefs) {
+    // A scalar (None and Nothing too) is its bits (ValueEncoder::Encode):
+    // the inline path, once its class is in the chunk, with the same checks
+    // otherwise.
+    return AppendScalar(cls, value.kind(), value.bits(), refs.data(),
+                        static_cast<uint32_t>(refs.size()));
   }
   if (value.kind() == VKind::kString || value.kind() == VKind::kFunction) {
     if (NodeId done = AppendRepeatedString(cls, value, refs); done != kNoNode) return done;
