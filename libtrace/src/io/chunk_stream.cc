@@ -54,6 +54,7 @@ struct ChunkStream::Impl {
   // k + 1, returns k, and returns k + 1 on the next call.
   Slot slots[2];
   Slot* cur = &slots[0];
+  bool ahead = false;    // read and verify two chunks at a time
   bool pending = false;  // slots[1] holds the next chunk, handed to the worker
   std::thread worker;
   std::mutex mu;
@@ -168,6 +169,11 @@ Result<ChunkStream> ChunkStream::OpenAs(const std::string& path, const std::stri
     return DataError(m.name + ": empty input, not a trace");
   }
   if (S_ISREG(st.st_mode)) m.file_size = static_cast<uint64_t>(st.st_size);
+  // A file of a few chunks is checked before a second thread would pay for
+  // its start and the second chunk's fresh memory; a pipe may be long.
+  constexpr uint64_t kAheadBytes = uint64_t{8} << 20;
+  m.ahead =
+      (m.file_size == 0 || m.file_size >= kAheadBytes) && std::thread::hardware_concurrency() >= 2;
   if (progress != nullptr && m.file_size != 0) {
     // The bytes left to read, unless they are compressed (then their count
     // says nothing of how much of the trace is left). Counted at once, so
@@ -262,11 +268,7 @@ Result<const internal::ChunkColumns*> ChunkStream::Next() {
   if (m.done) return static_cast<const internal::ChunkColumns*>(nullptr);
   Impl::Slot& a = m.slots[0];
   IRT_RETURN_IF_ERROR(m.Read(a));
-  // A file of a few chunks is checked before a second thread would pay
-  // for its start and the second chunk's fresh memory.
-  constexpr uint64_t kAheadBytes = uint64_t{8} << 20;
-  if (!m.done && (m.file_size == 0 || m.file_size >= kAheadBytes) &&
-      std::thread::hardware_concurrency() >= 2) {
+  if (!m.done && m.ahead) {
     // Read the next chunk too and have the worker verify it while this
     // thread verifies this one. Its errors wait for their turn.
     Impl::Slot& b = m.slots[1];
