@@ -102,6 +102,7 @@ class Compiler {
   Result<int32_t> Emit(const std::string& op, const std::vector<int32_t>& args) {
     Instr in;
     in.op = op;
+    in.def = FindOp(op, args.size());
     SOp sop = ScalarOpFor(op, args.size());
     in.has_sop = sop != SOp::kNone;
     if (in.has_sop) in.sop = sop;
@@ -325,7 +326,7 @@ Status RunValues(const Program& p, std::vector<Value>& regs, bool f32, ProgramOb
     }
     args.clear();
     for (int32_t a : in.args) args.push_back(regs[static_cast<size_t>(a)]);
-    auto r = ApplyOp(in.op, args);
+    auto r = in.def != nullptr ? ApplyOp(*in.def, args) : ApplyOp(in.op, args);
     if (!r) return r.error();
     regs[static_cast<size_t>(in.dst)] = std::move(r).value();
     if (observer) IRT_RETURN_IF_ERROR(observer->OnInstr(in, regs));

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "irt/ops.h"
 #include "irt/rules.h"
 #include "irt/status.h"
 #include "irt/value.h"
@@ -28,6 +29,7 @@ inline constexpr int32_t kZeroReg = -1;  // a differential known to be zero
 
 struct Instr {
   std::string op;
+  const OpDef* def = nullptr;  // the operation for op and the arity, when the set has it
   bool has_sop = false;
   SOp sop = SOp::kCopy;
   std::vector<int32_t> args;

@@ -2,7 +2,9 @@
 // recomputed primal, then the adjoint nodes, then the return), by running
 // each rule's reverse program with an observer that emits its instructions.
 #include <algorithm>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -48,8 +50,17 @@ class Emitter : public internal::ProgramObserver {
   Status OnInstr(const internal::Instr& in, const std::vector<Value>& values) override;
 
  private:
-  ClassId Class(const ClassSpec& s);
-  NodeId Emit(NodeKind kind, const std::string& op, const std::vector<Ref>& args, const Value& v,
+  // What a node's class is made of; an operand is a reference when its
+  // Ref has a node, else the Ref's value is its literal.
+  struct Shape {
+    NodeKind kind = NodeKind::kPrimitive;
+    std::string_view op;
+    uint32_t block = 0, pos = 0, aux = 0, line = 0;
+    uint16_t col = 0;
+    std::span<const Ref> args;
+  };
+  ClassId Class(const Shape& s);
+  NodeId Emit(NodeKind kind, std::string_view op, std::span<const Ref> args, const Value& v,
               const Location& loc, NodeId adjoint_of);
   Location LocOf(NodeId orig);
   NodeId PrimalOf(NodeId orig);
@@ -64,7 +75,17 @@ class Emitter : public internal::ProgramObserver {
   GradEngine& e_;
   TraceWriter& w_;
   [[maybe_unused]] const GradOptions& opts_;
-  std::unordered_map<std::string, ClassId> classes_;
+  // The classes defined so far, by a hash of their Shape.
+  struct Defined {
+    ClassSpec spec;
+    ClassId id;
+  };
+  std::unordered_multimap<uint64_t, Defined> classes_;
+  std::vector<NodeId> refs_;   // Emit's references
+  std::vector<Ref> args_;      // OnInstr's operands
+  std::vector<Value> values_;  // ApplyRule's registers
+  NodeId meta_of_ = kNoNode;   // the adjoint_of value last written, kept
+  Value meta_value_;
   std::unordered_map<NodeId, NodeId> root_new_;   // original root argument -> its copy
   std::unordered_map<NodeId, NodeId> constants_;  // original inactive node -> Constant copy
   std::vector<NodeId> prim_;                      // by slot: the active node's primal copy
@@ -75,47 +96,78 @@ class Emitter : public internal::ProgramObserver {
   NodeId cur_of_ = kNoNode;
 };
 
-ClassId Emitter::Class(const ClassSpec& s) {
-  std::string key = std::to_string(static_cast<int>(s.kind)) + "|" + s.op + "|" +
-                    std::to_string(s.block) + "|" + std::to_string(s.pos) + "|" +
-                    std::to_string(s.aux) + "|" + std::to_string(s.line) + "|" +
-                    std::to_string(s.col) + "|" + (s.has_condition ? "c" : "") +
-                    (s.condition_taken_when ? "t" : "");
-  for (const OperandSpec& o : s.operands) {
-    if (o.is_ref) {
-      key += "|R";
-    } else {
-      key += "|L" + ValueKey(o.literal);
-    }
+// A literal operand's identity: kind and bits for a scalar (what ValueKey
+// spells for one), ValueKey otherwise.
+uint64_t LiteralHash(const Value& v) {
+  if (v.is_scalar()) return static_cast<uint64_t>(v.kind()) * 0x9E3779B97F4A7C15ull ^ v.bits();
+  return std::hash<std::string>()(ValueKey(v));
+}
+
+bool SameLiteral(const Value& a, const Value& b) {
+  if (a.kind() != b.kind()) return false;
+  if (a.is_scalar()) return a.bits() == b.bits();
+  return ValueKey(a) == ValueKey(b);
+}
+
+// Emitting defines a class for every distinct shape of node it writes; the
+// lookup runs for every node, so it hashes the shape's fields in place.
+ClassId Emitter::Class(const Shape& s) {
+  uint64_t h = std::hash<std::string_view>()(s.op);
+  for (uint64_t f : {uint64_t{static_cast<uint8_t>(s.kind)}, uint64_t{s.block}, uint64_t{s.pos},
+                     uint64_t{s.aux}, uint64_t{s.line}, uint64_t{s.col}, uint64_t{s.args.size()}}) {
+    h = (h ^ f) * 0x100000001B3ull;
   }
-  auto it = classes_.find(key);
-  if (it != classes_.end()) return it->second;
-  ClassId id = w_.DefineClass(s);
-  classes_.emplace(std::move(key), id);
+  for (const Ref& a : s.args) {
+    h = (h ^ (a.node != kNoNode ? 1 : LiteralHash(a.value))) * 0x100000001B3ull;
+  }
+  auto [lo, hi] = classes_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const ClassSpec& c = it->second.spec;
+    if (c.kind != s.kind || c.op != s.op || c.block != s.block || c.pos != s.pos ||
+        c.aux != s.aux || c.line != s.line || c.col != s.col ||
+        c.operands.size() != s.args.size()) {
+      continue;
+    }
+    bool same = true;
+    for (size_t j = 0; j < s.args.size() && same; ++j) {
+      const OperandSpec& o = c.operands[j];
+      const Ref& a = s.args[j];
+      same = a.node != kNoNode ? o.is_ref : !o.is_ref && SameLiteral(o.literal, a.value);
+    }
+    if (same) return it->second.id;
+  }
+  ClassSpec spec;
+  spec.kind = s.kind;
+  spec.op = std::string(s.op);
+  spec.block = s.block;
+  spec.pos = s.pos;
+  spec.aux = s.aux;
+  spec.line = s.line;
+  spec.col = s.col;
+  for (const Ref& a : s.args) {
+    spec.operands.push_back(a.node != kNoNode ? OperandSpec::Ref() : OperandSpec::Literal(a.value));
+  }
+  ClassId id = w_.DefineClass(spec);
+  classes_.emplace(h, Defined{std::move(spec), id});
   return id;
 }
 
-NodeId Emitter::Emit(NodeKind kind, const std::string& op, const std::vector<Ref>& args,
-                     const Value& v, const Location& loc, NodeId adjoint_of) {
-  ClassSpec s;
-  s.kind = kind;
-  s.op = op;
-  s.block = loc.block;
-  s.pos = loc.pos;
-  s.line = loc.line;
-  s.col = loc.col;
-  std::vector<NodeId> refs;
+NodeId Emitter::Emit(NodeKind kind, std::string_view op, std::span<const Ref> args, const Value& v,
+                     const Location& loc, NodeId adjoint_of) {
+  ClassId cls = Class({kind, op, loc.block, loc.pos, 0, loc.line, loc.col, args});
+  refs_.clear();
   for (const Ref& a : args) {
-    if (a.node != kNoNode) {
-      s.operands.push_back(OperandSpec::Ref());
-      refs.push_back(a.node);
-    } else {
-      s.operands.push_back(OperandSpec::Literal(a.value));
-    }
+    if (a.node != kNoNode) refs_.push_back(a.node);
   }
-  NodeId id = w_.Append(Class(s), v, refs);
-  if (adjoint_of != kNoNode)
-    w_.AddMeta("adjoint_of", Value::String("@" + std::to_string(adjoint_of)));
+  NodeId id = w_.Append(cls, v, refs_);
+  if (adjoint_of != kNoNode) {
+    // The nodes of one rule application share their primal: one string.
+    if (adjoint_of != meta_of_) {
+      meta_of_ = adjoint_of;
+      meta_value_ = Value::String("@" + std::to_string(adjoint_of));
+    }
+    w_.AddMeta("adjoint_of", meta_value_);
+  }
   return id;
 }
 
@@ -163,13 +215,14 @@ Status Emitter::EmitPrimal(const GradEngine::Loc& l, NodeId id, NodeId marker, u
   const ClassInfo& k = e_.Cls(l);
   Value v = l.cv->c->Decode(e_.BitsOf(l), k.f->vkind);
   NodeKind kind = sk.f->kind == NodeKind::kSpecial ? NodeKind::kSpecial : NodeKind::kPrimitive;
-  prim_[slot] = Emit(kind, std::string(sk.f->op), args, v, LocOf(src_id), kNoNode);
+  prim_[slot] = Emit(kind, sk.f->op, args, v, LocOf(src_id), kNoNode);
   return Status::Ok();
 }
 
 Status Emitter::OnInstr(const internal::Instr& in, const std::vector<Value>& values) {
   const Value& v = values[static_cast<size_t>(in.dst)];
-  std::vector<Ref> args;
+  std::vector<Ref>& args = args_;
+  args.clear();
   for (int32_t a : in.args) args.push_back(regs_[static_cast<size_t>(a)]);
   // Identities (unbroadcasting to the same shape) emit nothing.
   if (!args.empty() && (in.op == "identity" || in.op == "sum_to" || in.op == "broadcast_to" ||
@@ -202,7 +255,8 @@ Status Emitter::Accumulate(NodeId target, const Ref& c) {
     return Status::Ok();
   }
   IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("+", std::vector<Value>{a.value, c.value}));
-  NodeId id = Emit(NodeKind::kPrimitive, "+", {a, c}, sum, LocOf(target), PrimalOf(target));
+  const Ref both[] = {a, c};
+  NodeId id = Emit(NodeKind::kPrimitive, "+", both, sum, LocOf(target), PrimalOf(target));
   a = {id, sum};
   return Status::Ok();
 }
@@ -215,7 +269,8 @@ Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<
     GradEngine::Loc l = e_.Locate(target);
     Value pv = l.cv->c->Decode(e_.BitsOf(l), e_.Cls(l).f->vkind);
     IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{pv}));
-    NodeId id = Emit(NodeKind::kPrimitive, "zero", {{primal, pv}}, z, LocOf(target), primal);
+    const Ref of[] = {{primal, pv}};
+    NodeId id = Emit(NodeKind::kPrimitive, "zero", of, z, LocOf(target), primal);
     acc = {id, z};
   }
   std::vector<Ref> args{acc, v};
@@ -238,7 +293,7 @@ Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, No
   const ClassInfo& k = e_.Cls(l);
   if (rule == nullptr) return e_.MissingRule(src_id, sk, sk.f->op, sk.f->n_operands);
   e_.Operands(src, src_id, &ops_);
-  std::vector<OperandVal> ops = ops_;
+  const std::vector<OperandVal>& ops = ops_;  // nothing below runs Operands again
   size_t arity = ops.size();
   IRT_ASSIGN_OR_RETURN(RevCache * rc, e_.Reverse(sk, rule, arity));
   ++e_.stats().rule_applications;
@@ -249,7 +304,8 @@ Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, No
     const OperandVal& o = ops[j];
     if (!o.varied || !rc->progs[j]) continue;
     const Program& p = *rc->progs[j];
-    std::vector<Value> values(static_cast<size_t>(p.num_regs));
+    std::vector<Value>& values = values_;
+    values.assign(static_cast<size_t>(p.num_regs), Value());
     regs_.assign(static_cast<size_t>(p.num_regs), Ref{});
     for (size_t q = 0; q < arity; ++q) {
       values[q] = e_.DecodeOperand(ops[q]);
@@ -295,13 +351,9 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   for (const Value& v : r.call_args) call_args.push_back({kNoNode, v});
   Emit(NodeKind::kCall, "∇" + r.function, call_args, Value(), root.location(), kNoNode);
   for (const ArgumentDerivative& a : e_.args()) {
-    ClassSpec s;
-    s.kind = NodeKind::kArgument;
-    s.block = a.location.block;
-    s.pos = a.location.pos;
-    s.line = a.location.line;
-    s.col = a.location.col;
-    root_new_[a.id] = w_.Append(Class(s), a.value, {});
+    const Location& at = a.location;
+    ClassId cls = Class({NodeKind::kArgument, "", at.block, at.pos, 0, at.line, at.col, {}});
+    root_new_[a.id] = w_.Append(cls, a.value, {});
   }
   // The active primal, in execution order.
   prim_.assign(e_.num_active(), kNoNode);
@@ -309,6 +361,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   for (NodeId id = 0; id < n; ++id) {
     if (!e_.Varied(id)) continue;
     uint64_t s = slot++;
+    e_.Trim();  // no Loc is held from node to node
     GradEngine::Loc l = e_.Locate(id);
     const ClassInfo& k = e_.Cls(l);
     auto root_arg = root_new_.find(id);
@@ -345,6 +398,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     if (!e_.Varied(id)) continue;
     --slot;
     if (adj_[slot].absent()) continue;
+    e_.Trim();
     GradEngine::Loc l = e_.Locate(id);
     const ClassInfo& k = e_.Cls(l);
     switch (k.f->kind) {
@@ -390,22 +444,18 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     Value t = Value::MakeTuple(values);
     ret = {Emit(NodeKind::kPrimitive, "tuple", outs, t, LocOf(n - 1), kNoNode), t};
   }
-  ClassSpec rs;
-  rs.kind = NodeKind::kReturn;
-  rs.block = 1;
-  rs.pos = 1;
-  rs.operands.push_back(OperandSpec::Ref());
+  ClassId rs = Class({NodeKind::kReturn, "", 1, 1, 0, 0, 0, std::span<const Ref>(&ret, 1)});
   std::vector<NodeId> rr{ret.node};
-  w_.Append(Class(rs), ret.value, rr);
+  w_.Append(rs, ret.value, rr);
   return values;
 }
 
 }  // namespace
 
-Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
-                                     const GradOptions& options, Output& out) {
-  GradOptions opts;
-  IRT_ASSIGN_OR_RETURN(GradResult r, Prepared(trace, options, &opts));
+namespace {
+
+Result<GradResult> EmitChecked(const Trace& trace, const RuleSet& rules, GradOptions& opts,
+                               GradResult r, Output& out) {
   GradEngine e(trace, rules, opts);
   // The recomputed primal depends on every floating-point argument, so that
   // the emitted trace can be differentiated with respect to any of them.
@@ -441,6 +491,23 @@ Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
     if (a.chosen && a.differentiable && gi < grads.size()) a.derivative = grads[gi++];
   }
   return r;
+}
+
+}  // namespace
+
+Result<GradResult> EmitGradientTrace(const Trace& trace, const RuleSet& rules,
+                                     const GradOptions& options, Output& out) {
+  GradOptions opts;
+  IRT_ASSIGN_OR_RETURN(GradResult r, Prepared(trace, options, &opts));
+  // As Differentiate: a bounded set of decoded chunks, checked and decoded
+  // on a second core ahead of the forward pass.
+  trace.UseTransientColumns();
+  trace.VerifyAhead();
+  try {
+    return EmitChecked(trace, rules, opts, std::move(r), out);
+  } catch (const internal::grad::ColumnsLost& e) {
+    return e.status;
+  }
 }
 
 }  // namespace irt
