@@ -76,7 +76,7 @@ class ValueEncoder {
 
   /// The index of `s` in the string table, adding it when new.
   uint32_t Intern(std::string_view s) {
-    auto it = string_ids_.find(std::string(s));
+    auto it = string_ids_.find(s);
     if (it != string_ids_.end()) return it->second;
     return AddString(s);
   }
@@ -138,7 +138,12 @@ class ValueEncoder {
 
   flatbuffers::FlatBufferBuilder* fbb_;
   std::vector<flatbuffers::Offset<flatbuffers::String>> strings_;
-  std::unordered_map<std::string, uint32_t> string_ids_;
+  // Looked up by string_view, without a std::string per lookup.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_ids_;
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors_;
   std::vector<flatbuffers::Offset<fb::Tuple>> tuples_;
   // The tensors Encode added to this chunk, by the object their values

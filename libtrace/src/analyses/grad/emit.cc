@@ -71,6 +71,9 @@ class Emitter : public internal::ProgramObserver {
   Status Accumulate(NodeId target, const Ref& c);
   Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
   Result<NodeId> AsNode(const Ref& r, NodeId target);
+  // Whether an instruction's operation may be the identity on its first
+  // operand (unbroadcasting to the same shape), by its OpDef once.
+  bool MayPassThrough(const internal::Instr& in);
 
   GradEngine& e_;
   TraceWriter& w_;
@@ -84,6 +87,7 @@ class Emitter : public internal::ProgramObserver {
   std::vector<NodeId> refs_;   // Emit's references
   std::vector<Ref> args_;      // OnInstr's operands
   std::vector<Value> values_;  // ApplyRule's registers
+  std::vector<std::pair<const OpDef*, bool>> pass_through_;
   NodeId meta_of_ = kNoNode;   // the adjoint_of value last written, kept
   Value meta_value_;
   std::unordered_map<NodeId, NodeId> root_new_;   // original root argument -> its copy
@@ -178,9 +182,10 @@ Location Emitter::LocOf(NodeId orig) {
 }
 
 NodeId Emitter::PrimalOf(NodeId orig) {
+  // An active root argument's slot holds its copy already.
+  if (e_.Varied(orig)) return prim_[e_.Slot(orig)];
   auto it = root_new_.find(orig);
   if (it != root_new_.end()) return it->second;
-  if (e_.Varied(orig)) return prim_[e_.Slot(orig)];
   auto c = constants_.find(orig);
   return c != constants_.end() ? c->second : kNoNode;
 }
@@ -225,8 +230,7 @@ Status Emitter::OnInstr(const internal::Instr& in, const std::vector<Value>& val
   args.clear();
   for (int32_t a : in.args) args.push_back(regs_[static_cast<size_t>(a)]);
   // Identities (unbroadcasting to the same shape) emit nothing.
-  if (!args.empty() && (in.op == "identity" || in.op == "sum_to" || in.op == "broadcast_to" ||
-                        in.op == "reshape" || in.op == "transpose")) {
+  if (!args.empty() && MayPassThrough(in)) {
     const Value& a0 = values[static_cast<size_t>(in.args[0])];
     bool same = a0.kind() == v.kind() &&
                 (v.kind() != VKind::kTensor ||
@@ -240,6 +244,19 @@ Status Emitter::OnInstr(const internal::Instr& in, const std::vector<Value>& val
   NodeId id = Emit(NodeKind::kPrimitive, in.op, args, v, cur_loc_, cur_of_);
   regs_[static_cast<size_t>(in.dst)] = {id, v};
   return Status::Ok();
+}
+
+bool Emitter::MayPassThrough(const internal::Instr& in) {
+  auto named = [&] {
+    return in.op == "identity" || in.op == "sum_to" || in.op == "broadcast_to" ||
+           in.op == "reshape" || in.op == "transpose";
+  };
+  if (in.def == nullptr) return named();
+  for (const auto& [def, yes] : pass_through_) {
+    if (def == in.def) return yes;
+  }
+  pass_through_.emplace_back(in.def, named());
+  return pass_through_.back().second;
 }
 
 Result<NodeId> Emitter::AsNode(const Ref& r, NodeId target) {
@@ -346,6 +363,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   const Trace& trace = e_.trace();
   uint64_t n = trace.size();
   // The root call and its arguments.
+  NodeId last_root_arg = 0;
   IRT_ASSIGN_OR_RETURN(NodeView root, trace.node(0));
   std::vector<Ref> call_args;
   for (const Value& v : r.call_args) call_args.push_back({kNoNode, v});
@@ -354,6 +372,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     const Location& at = a.location;
     ClassId cls = Class({NodeKind::kArgument, "", at.block, at.pos, 0, at.line, at.col, {}});
     root_new_[a.id] = w_.Append(cls, a.value, {});
+    last_root_arg = std::max(last_root_arg, a.id);
   }
   // The active primal, in execution order.
   prim_.assign(e_.num_active(), kNoNode);
@@ -364,10 +383,12 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     e_.Trim();  // no Loc is held from node to node
     GradEngine::Loc l = e_.Locate(id);
     const ClassInfo& k = e_.Cls(l);
-    auto root_arg = root_new_.find(id);
-    if (root_arg != root_new_.end()) {
-      prim_[s] = root_arg->second;
-      continue;
+    if (id <= last_root_arg) {
+      auto root_arg = root_new_.find(id);
+      if (root_arg != root_new_.end()) {
+        prim_[s] = root_arg->second;
+        continue;
+      }
     }
     switch (k.f->kind) {
       case NodeKind::kArgument:
@@ -394,12 +415,15 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     adj_[e_.Slot(res)] = {seed, r.seed};
   }
   slot = e_.num_active();
+  uint32_t below = ~0u;
   for (NodeId id = n; id-- > 0;) {
     if (!e_.Varied(id)) continue;
     --slot;
     if (adj_[slot].absent()) continue;
     e_.Trim();
     GradEngine::Loc l = e_.Locate(id);
+    // As the sweep: chunks below are decoded again on the second core.
+    if (l.cv->index != below) trace.DecodeBehind(below = l.cv->index);
     const ClassInfo& k = e_.Cls(l);
     switch (k.f->kind) {
       case NodeKind::kReturn: {
