@@ -410,6 +410,8 @@ def differentiate(name, label, rec, ctx):
         if cpu is not None:
             emit(name, fig("grad_cpu"), cpu, "ms")
         warm_ms, warm_sweep_ms = warm(name, fig, rec, ctx)
+        if label == "irtrace":
+            emit_trace(name, rec, ctx)
     out = json.loads(subprocess.run(grad_cmd, check=True, capture_output=True, text=True).stdout)
     result = out["value"]
     positions = [d["pos"] for d in out["derivatives"] if d["differentiable"]]
@@ -434,6 +436,27 @@ def differentiate(name, label, rec, ctx):
                 emit(name, fig(f"{figure}_rel_error"), rel, "1")
     return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads, warm_ms,
                           warm_sweep_ms, cold_ms, cold_sweep_ms), failed
+
+
+# The workloads whose backward pass is not written as a trace by default.
+EMIT_SKIP = {"W2": "every getindex's adjoint is an addindex node holding all of x "
+                   "(N values): N = 10^6 would take about 16 TB, --quick's 10^4 1.6 GB"}
+
+
+def emit_trace(name, rec, ctx):
+    """irt-grad --emit-trace, whole process: the backward pass written as a trace."""
+    if name in EMIT_SKIP:
+        print(f"{name} emit_time skipped: {EMIT_SKIP[name]}", flush=True)
+        return
+    out = ctx.work / f"{name.lower()}_emitted.fb"
+    cmd = [str(ctx.bin / "irt-grad"), "--emit-trace", "-o", str(out), str(rec.trace)]
+    if rec.wrt:
+        cmd[1:1] = ["--wrt", rec.wrt]
+    t, rss, _, _ = timed(cmd, ctx.runs)
+    emit(name, "emit_time", t * 1e3, "ms")
+    emit(name, "emit_peak", rss, "MiB")
+    emit(name, "emit_bytes", out.stat().st_size, "B")
+    out.unlink()
 
 
 def warm(name, fig, rec, ctx):
