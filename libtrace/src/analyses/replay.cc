@@ -147,6 +147,7 @@ Result<Replay> Replay::RunImpl(const Trace& trace,
   const PrimitiveTable& table =
       options.primitives ? *options.primitives : PrimitiveTable::Builtins();
   uint64_t out_chunks = 0;
+  trace.UseTransientColumns();
   IRT_RETURN_IF_ERROR(internal::RunReplayWalk(trace, table, options.prefix, changes, open, &r,
                                               &m.rebuilt, &out_chunks));
   if (r.divergence && !options.prefix) {

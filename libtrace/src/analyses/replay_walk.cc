@@ -138,6 +138,7 @@ class Walker {
     return Current(o.ref);
   }
   Status Enter(uint32_t ci);
+  uint32_t released_ = 0;
   Status Finalize(uint32_t keep);
   Status FinishLate();
   const internal::FunctionFlow* BranchesOf(std::string_view function, NodeId marker);
@@ -204,6 +205,7 @@ Result<Value> Walker::Current(NodeId id) const {
 
 Status Walker::Enter(uint32_t ci) {
   if (cur_.index != ~0u) IRT_RETURN_IF_ERROR(Finalize(~0u));
+  while (released_ + 1 < ci) t_.ReleaseColumns(released_++);
   IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
   cur_ = Cur();
   cur_.index = ci;
