@@ -73,7 +73,7 @@ Result<internal::NodePath> Locate(const Trace& trace, std::string_view path) {
   IRT_ASSIGN_OR_RETURN(Child root, RootCall(trace));
   if (root.end == kNoNode) return DataError(trace.name() + ": the root call never returns");
   IRT_ASSIGN_OR_RETURN(internal::NodePath out,
-                       internal::LocatePath(trace, path, internal::PathWalk::kBodies));
+                       internal::LocatePath(trace, path, internal::PathWalk::kEnds));
   // In a complete trace every call returns; a call that does not is named
   // by the part of the path that reaches it.
   std::vector<Child> calls(out.chain.begin() + 1, out.chain.end());
@@ -582,9 +582,10 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
     s.Select(start);
     IRT_RETURN_IF_ERROR(w.KeepCall(chain[0].id, chain[0].end));
   } else if (local) {
+    // Within the body that holds the node: load it (the path did not).
+    IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, loc.chain.back()));
     ForwardWalk f(w);
-    IRT_RETURN_IF_ERROR(
-        f.RunLocal(chain, *loc.body, static_cast<size_t>(loc.pos), sn, is_jump, call));
+    IRT_RETURN_IF_ERROR(f.RunLocal(chain, body, static_cast<size_t>(loc.pos), sn, is_jump, call));
   } else {
     ForwardWalk f(w);
     IRT_RETURN_IF_ERROR(f.RunGlobal(chain, sn, is_jump));

@@ -11,13 +11,23 @@
 
 namespace irt {
 
-namespace {
-using internal::IsCloser;
+namespace internal {
 
 Status BadLink(const Trace& t, NodeId at, NodeId marker) {
   return DataError(t.name() + ": node " + std::to_string(at) + " closes node " +
                    std::to_string(marker) + ", which is not a call marker of this body");
 }
+
+Status UnclosedInParent(const Trace& t, NodeId at) {
+  return DataError(t.name() + ": node " + std::to_string(at) +
+                   " opens a call that is never closed inside its parent");
+}
+
+}  // namespace internal
+
+namespace {
+using internal::BadLink;
+using internal::IsCloser;
 }  // namespace
 
 Result<Child> RootCall(const Trace& trace) {
@@ -56,8 +66,7 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
         out.push_back({m, i, true});
         i = m;
       } else if (v.kind() == NodeKind::kCall) {
-        return DataError(trace.name() + ": node " + std::to_string(i) +
-                         " opens a call that is never closed inside its parent");
+        return internal::UnclosedInParent(trace, i);
       } else if (!out.back().call && out.back().first == i + 1) {
         out.back().first = i;
       } else {
@@ -131,7 +140,7 @@ Result<std::vector<uint64_t>> ParseNodePath(std::string_view path) {
 
 Result<Child> ResolvePath(const Trace& trace, std::string_view path) {
   IRT_ASSIGN_OR_RETURN(internal::NodePath p,
-                       internal::LocatePath(trace, path, internal::PathWalk::kBodies));
+                       internal::LocatePath(trace, path, internal::PathWalk::kEnds));
   return p.node;
 }
 

@@ -2,7 +2,9 @@
 // irt-replay (path.h).
 #include "graph/path.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "io/column_reader.h"
 
@@ -56,6 +58,156 @@ Result<Child> ScanChild(ColumnReader& r, NodeId marker, uint64_t pos, uint64_t* 
   return Child{};
 }
 
+// Reads node kinds through one column reader.
+class Kinds {
+ public:
+  explicit Kinds(ColumnReader& r) : r_(r) {}
+  Result<RawNode> operator()(NodeId id) {
+    if (!r_.Cached(id, &n_)) IRT_RETURN_IF_ERROR(r_.ReadEntering(id, &n_));
+    return n_;
+  }
+  const Trace& trace() const { return r_.trace(); }
+
+ private:
+  ColumnReader& r_;
+  RawNode n_;
+};
+
+// The forward walk over a call's body, one node per Step: counts its
+// children, a nested call's body skipped by depth (the ends of nested
+// calls are found on the way).
+class ForwardWalk {
+ public:
+  ForwardWalk(NodeId marker, NodeId size) : i_(marker + 1), size_(size) {}
+  // Reads one node. Returns true once the walk is over: it reached the
+  // child at 0-based `want` (*child), or the body's end or the trace's
+  // (*child stays empty; children() is the count).
+  Result<bool> Step(Kinds& kinds, uint64_t want, Child* child) {
+    if (i_ >= size_) return true;
+    IRT_ASSIGN_OR_RETURN(RawNode n, kinds(i_));
+    const NodeKind k = n.kind();
+    const NodeId i = i_++;
+    if (depth_ > 0) {
+      if (k == NodeKind::kCall) ++depth_;
+      if (IsCloser(k) && --depth_ == 0) {
+        if (nested_ == target_) {
+          *child = {nested_, i};
+          return true;
+        }
+      }
+      return false;
+    }
+    if (count_ == want) {
+      if (k != NodeKind::kCall) {
+        *child = {i, i};
+        return true;
+      }
+      // The child is a call: walk on over its body for its end.
+      target_ = i;
+    }
+    ++count_;
+    if (IsCloser(k)) return true;
+    if (k == NodeKind::kCall) {
+      depth_ = 1;
+      nested_ = i;
+    }
+    return false;
+  }
+  uint64_t children() const { return count_; }
+  // The call found at `want` whose end the walk is still looking for.
+  NodeId pending() const { return target_; }
+
+ private:
+  NodeId i_;
+  NodeId size_;
+  uint64_t depth_ = 0;
+  uint64_t count_ = 0;
+  NodeId nested_ = kNoNode;
+  NodeId target_ = kNoNode;
+};
+
+// The backward walk over a closed call's body (CallBody's), one node per
+// Step: from the closing node, which is the last child, back to the
+// marker, hopping from each nested call's closer to its marker. Keeps the
+// children it passes, last first.
+class BackwardWalk {
+ public:
+  explicit BackwardWalk(const Child& call) : call_(call), j_(call.end) {}
+  // Reads one node; true once the walk reached the marker.
+  Result<bool> Step(Kinds& kinds) {
+    if (j_ == call_.end) {
+      seen_.push_back({j_, j_});
+      --j_;
+      return j_ <= call_.id;
+    }
+    IRT_ASSIGN_OR_RETURN(RawNode n, kinds(j_));
+    const NodeKind k = n.kind();
+    if (IsCloser(k)) {
+      const NodeId m = n.closes();
+      const NodeId at = j_;
+      if (m <= call_.id) return BadLink(kinds.trace(), at, m);
+      IRT_ASSIGN_OR_RETURN(RawNode mn, kinds(m));
+      if (mn.kind() != NodeKind::kCall) return BadLink(kinds.trace(), at, m);
+      seen_.push_back({m, at});
+      j_ = m;
+    } else if (k == NodeKind::kCall) {
+      return UnclosedInParent(kinds.trace(), j_);
+    } else {
+      seen_.push_back({j_, j_});
+    }
+    --j_;
+    return j_ <= call_.id;
+  }
+  // The children passed so far, the body's last first.
+  const std::vector<Child>& seen() const { return seen_; }
+
+ private:
+  Child call_;
+  NodeId j_;
+  std::vector<Child> seen_;
+};
+
+// The child at 1-based `pos` of `call` by the two walks at once (PathWalk::
+// kEnds); a call child comes with its end (kNoNode if it never closes).
+Result<Child> FindChild(Kinds& kinds, const Child& call, uint64_t pos, uint64_t* children,
+                        bool* found) {
+  *found = false;
+  const NodeId size = kinds.trace().size();
+  ForwardWalk fw(call.id, size);
+  std::optional<BackwardWalk> bw;
+  if (call.end != kNoNode) bw.emplace(call);
+  Child child;
+  bool fw_done = false;
+  for (;;) {
+    if (!fw_done) {
+      IRT_ASSIGN_OR_RETURN(fw_done, fw.Step(kinds, pos - 1, &child));
+      if (child.id != kNoNode) {
+        *found = true;
+        return child;
+      }
+      if (fw_done && fw.pending() == kNoNode) {
+        *children = fw.children();
+        return Child{};
+      }
+      if (fw_done) {
+        // The trace ended inside the child call.
+        *found = true;
+        return Child{fw.pending(), kNoNode};
+      }
+    }
+    if (bw) {
+      IRT_ASSIGN_OR_RETURN(bool done, bw->Step(kinds));
+      if (done) {
+        const std::vector<Child>& seen = bw->seen();
+        *children = seen.size();
+        if (pos > seen.size()) return Child{};
+        *found = true;
+        return seen[seen.size() - pos];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<NodePath> LocatePath(const Trace& trace, std::string_view path, PathWalk walk) {
@@ -65,7 +217,9 @@ Result<NodePath> LocatePath(const Trace& trace, std::string_view path, PathWalk 
   out.node = root;
   IRT_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, ParseNodePath(path));
   std::optional<ColumnReader> reader;
-  if (walk == PathWalk::kScan && !positions.empty()) reader.emplace(trace);
+  if (walk != PathWalk::kBodies && !positions.empty()) reader.emplace(trace);
+  std::optional<Kinds> kinds;
+  if (reader) kinds.emplace(*reader);
   std::string walked;
   for (uint64_t pos : positions) {
     if (!out.node.is_call()) return NotNested(path, walked);
@@ -75,6 +229,11 @@ Result<NodePath> LocatePath(const Trace& trace, std::string_view path, PathWalk 
       if (pos > body.size()) return NoSuchChild(path, walked, body.size(), pos);
       out.node = body[pos - 1];
       out.body = std::move(body);
+    } else if (walk == PathWalk::kEnds) {
+      uint64_t children = 0;
+      bool found = false;
+      IRT_ASSIGN_OR_RETURN(out.node, FindChild(*kinds, out.node, pos, &children, &found));
+      if (!found) return NoSuchChild(path, walked, children, pos);
     } else {
       uint64_t children = 0;
       bool found = false;

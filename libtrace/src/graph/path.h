@@ -27,6 +27,14 @@ enum class PathWalk {
   /// before the child, however long the body. The ends of nested calls are
   /// not looked up (Child::end is kNoNode for them) and no body is kept.
   kScan,
+  /// The nodes and ends kBodies finds, without a body: each child is found
+  /// by two walks at once, forward from the call's marker (as kScan) and
+  /// back from its end (as CallBody, hopping over nested bodies), and a
+  /// call's end the same way (forward over its body, back over the
+  /// siblings after it). The first walk to finish answers, so each step
+  /// costs at most twice the cheaper walk: a node near either end of a
+  /// long body is found without reading the body.
+  kEnds,
 };
 
 /// A node path resolved.
@@ -37,7 +45,7 @@ struct NodePath {
   Child node;
   /// `node`'s 0-based position in chain.back()'s body; -1 for the root.
   int64_t pos = -1;
-  /// chain.back()'s body (PathWalk::kBodies, and not for the root).
+  /// chain.back()'s body (PathWalk::kBodies only, and not for the root).
   std::optional<CallBody> body;
 };
 
@@ -47,6 +55,12 @@ struct NodePath {
 /// the path asks ("node path '@30': the root call has 26 children, no @30");
 /// kDataError from RootCall.
 Result<NodePath> LocatePath(const Trace& trace, std::string_view path, PathWalk walk);
+
+/// The errors of a closed call's body walked back from its end (CallBody,
+/// LocatePath): a closer whose link is not to a call marker of the body,
+/// and a call marker met at the body's own level.
+Status BadLink(const Trace& t, NodeId at, NodeId marker);
+Status UnclosedInParent(const Trace& t, NodeId at);
 
 /// The path of node `id` ("@8/@6": its position and those of the calls
 /// that hold it; "@" for the root), found by walking back over node kinds.
