@@ -552,7 +552,9 @@ std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
 Status Trace::VerifyChunk(uint32_t i) const {
   Impl& m = *impl_;
   uint8_t st = m.State(i);
-  if (m.ahead && m.transient && i > m.wanted.load(std::memory_order_relaxed)) {
+  // A chunk not yet verified is where the reader is going; one verified
+  // already (the last, which Open verifies, or one read again) is not.
+  if (m.ahead && m.transient && st != 1 && i > m.wanted.load(std::memory_order_relaxed)) {
     m.wanted.store(i, std::memory_order_release);
     m.wanted.notify_all();
   }
