@@ -441,6 +441,65 @@ TEST(DiffTest, DeepRecursion) {
   EXPECT_TRUE(same.same());
 }
 
+// The walk gives back the decoded columns of the chunks it has left and
+// reads a chunk again when it needs it (a call's marker, a referenced
+// value, the context lines before a change): the report of traces written
+// in chunks of 7 nodes is the report of the same traces in one chunk.
+TEST(DiffTest, ReportDoesNotDependOnChunks) {
+  struct Program {
+    const char* file;
+    const char* fn;
+    std::vector<Value> a, b;
+  };
+  const Program programs[] = {
+      {"siblings.ir", "sib", {Value::F64(0.5), Value::I64(30)}, {Value::F64(0.25), Value::I64(31)}},
+      {"recloop.ir", "tri", {Value::I64(12)}, {Value::I64(13)}},
+      {"looprec.ir",
+       "looprec",
+       {Value::F64(1.01), Value::I64(20)},
+       {Value::F64(1.5), Value::I64(20)}},
+  };
+  for (const Program& p : programs) {
+    SCOPED_TRACE(p.file);
+    auto m = ir::Module::Load(Src(std::string("testdata/ir/") + p.file));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    std::string reports[2][3];
+    for (int chunked = 0; chunked < 2; ++chunked) {
+      DiffScratch s;
+      for (const char* side : {"a", "b"}) {
+        ir::TrackingContext ctx;
+        ir::RandomSource rs = ir::RandomSource::Seeded(1);
+        ir::Interpreter interp(*m, ctx, rs);
+        auto out = Output::Open(s.Path(std::string(side) + ".fb"));
+        ASSERT_TRUE(out.ok());
+        WriterOptions wo;
+        if (chunked) wo.chunk_nodes = 7;
+        TraceWriter w(out->get(), wo);
+        const std::vector<Value>& args = side[0] == 'a' ? p.a : p.b;
+        ASSERT_TRUE(interp.Trace(p.fn, args, w).ok());
+        ASSERT_TRUE((*out)->Commit().ok());
+      }
+      int k = 0;
+      for (DiffFormat f : {DiffFormat::kText, DiffFormat::kStat, DiffFormat::kJson}) {
+        DiffOptions o;
+        o.format = f;
+        o.context = 3;
+        auto [sum, text] = RunDiff(s, s.Path("a.fb"), s.Path("b.fb"), o);
+        EXPECT_FALSE(sum.same());
+        // The files' names differ by their directories only.
+        std::string dir = s.Path("");
+        for (size_t at; (at = text.find(dir)) != std::string::npos;)
+          text.replace(at, dir.size(), "");
+        reports[chunked][k++] = text;
+      }
+    }
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_FALSE(reports[0][k].empty());
+      EXPECT_EQ(reports[0][k], reports[1][k]) << "format " << k;
+    }
+  }
+}
+
 TEST(DiffTest, BadOptions) {
   DiffScratch s;
   WriteFlat(s.Path("a.fb"), {0});

@@ -587,6 +587,15 @@ Status Differ::CompareRoots(const NodeId ends[2]) {
                                      : "");
 }
 
+void Differ::ReleaseBehind(const Frame& f) {
+  for (int s = 0; s < 2; ++s) {
+    const NodeId next = f.s[s].next;
+    if (next == kNoNode || next >= t_[s]->size()) continue;
+    const uint32_t ci = t_[s]->chunk_of(next);
+    while (released_[s] + 1 < ci) t_[s]->ReleaseColumns(released_[s]++);
+  }
+}
+
 Result<DiffSummary> Differ::Run(Output& out) {
   sum_.nodes_a = t_[0]->size();
   sum_.nodes_b = t_[1]->size();
@@ -607,6 +616,7 @@ Result<DiffSummary> Differ::Run(Output& out) {
   stack_.push_back(std::move(root));
   while (!stack_.empty()) {
     Frame& f = stack_.back();
+    ReleaseBehind(f);
     IRT_ASSIGN_OR_RETURN(Op op, NextOp(f));
     switch (op.type) {
       case OpType::kDone: {
@@ -656,7 +666,10 @@ Result<DiffSummary> DiffTraces(const Trace& a, const Trace& b, const DiffOptions
     return UsageError("the alignment budget must be positive");
   }
   // The walk reads both traces whole, in order: check and decode their
-  // chunks on other cores meanwhile.
+  // chunks on other cores meanwhile, and give back the decoded columns of
+  // the chunks it has left (Differ::Run).
+  a.UseTransientColumns();
+  b.UseTransientColumns();
   a.VerifyAhead();
   b.VerifyAhead();
   internal::diff::Differ d(a, b, options);

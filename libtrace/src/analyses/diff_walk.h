@@ -223,6 +223,11 @@ class Differ final : public DiffWalk {
 
   const Trace* t_[2];
   std::unique_ptr<RawNodes> raw_[2], raw_ref_[2];
+  // Gives back, once each, the decoded columns of the chunks more than one
+  // before the next child of the innermost frame (whose position only
+  // grows): a chunk read again later is decoded again and kept.
+  void ReleaseBehind(const Frame& f);
+  uint32_t released_[2] = {0, 0};
   DiffOptions o_;
   Tolerance tol_;
   FormatOptions fo_;

@@ -187,14 +187,15 @@ class ColumnReader {
   const Trace& trace() const { return t_; }
 
   /// Reads node `id` when its chunk is one of the cached windows (a
-  /// compare and a few loads); false otherwise.
+  /// compare and a few loads); false otherwise, and for a window whose
+  /// columns were given back since (Trace::ReleaseColumns).
   bool Cached(NodeId id, RawNode* n) {
     const ChunkColumns* w = win_[mru_];
-    if (w == nullptr || id - w->base >= w->count) {
+    if (w == nullptr || id - w->base >= w->count || w->nodes == nullptr) {
       w = nullptr;
       for (uint32_t k = 0; k < kWindows; ++k) {
         const ChunkColumns* c = win_[k];
-        if (c != nullptr && id - c->base < c->count) {
+        if (c != nullptr && id - c->base < c->count && c->nodes != nullptr) {
           w = c;
           mru_ = k;
           break;
