@@ -322,6 +322,43 @@ TEST(ReplayTest, RebuildsOnlyTheChunksThatChanged) {
   EXPECT_EQ(SameNodes(MustOpen(s.Path("r2.fb")), MustOpen(fresh_path)), "");
 }
 
+// The root's arguments span two chunks of 3 nodes: a change to the one in
+// the second chunk edits the root marker's operands in the first after the
+// walk has left it (a late edit), and the first, rebuilt for the other
+// change and never read again, keeps only its bytes by then.
+TEST(ReplayTest, LateEditOfARebuiltChunkTheWalkLeftBehind) {
+  Scratch s;
+  std::string text = "function p\n1: (%1, %2, %3)\n  %4 = %3 + 1\n";
+  for (int k = 5; k < 40; ++k) {
+    text += "  %" + std::to_string(k) + " = %" + std::to_string(k - 1) + " * 2\n";
+  }
+  text += "  return %39\nend\n";
+  std::string module = s.Write("p.ir", text);
+  {
+    auto m = ir::Module::Load(module);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ir::TrackingContext ctx;
+    ir::RandomSource rs = ir::RandomSource::Seeded(1);
+    ir::Interpreter interp(*m, ctx, rs);
+    auto out = Output::Open(s.Path("a.fb"));
+    WriterOptions wo;
+    wo.chunk_nodes = 3;
+    TraceWriter w(out->get(), wo);
+    Value args[] = {Value::F64(1.5), Value::F64(2.0)};
+    ASSERT_TRUE(interp.Trace("p", args, w).ok());
+    ASSERT_TRUE((*out)->Commit().ok());
+  }
+  ASSERT_GT(MustOpen(s.Path("a.fb")).chunks().size(), 10u);
+  auto r = ReplayFile(s.Path("a.fb"), {"@2=5.5", "@3=7.0"}, s.Path("r.fb"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_OK(TraceTo(module, "p", {"5.5", "7.0"}, s.Path("fresh.fb")));
+  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  Trace replayed = MustOpen(s.Path("r.fb"));
+  auto root = replayed.node(0);
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(FormatValue(root->operand(1).literal), "7.0");
+}
+
 TEST(ReplayTest, MutableTraceUpdatesInPlace) {
   Scratch s;
   std::string g = Root() + "/testdata/ir/geom.ir";

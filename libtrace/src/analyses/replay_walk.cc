@@ -11,6 +11,7 @@
 
 #include "graph/bits.h"
 #include "graph/path.h"
+#include "io/chunk.h"
 #include "io/chunk_rebuild.h"
 #include "io/column_reader.h"
 #include "io/control_flow.h"
@@ -138,7 +139,16 @@ class Walker {
     return Current(o.ref);
   }
   Status Enter(uint32_t ci);
+  // The input's chunks before ci - 1 have their decoded columns given
+  // back, once each (transient columns: a chunk read again is decoded
+  // again and kept).
   uint32_t released_ = 0;
+  // Rebuilt chunks before ci - 1 keep their bytes only (what the output
+  // needs); a value read from one, or a late edit to it, decodes its
+  // columns again from the bytes (RebuiltColumns), and they are kept.
+  void SlimBehind(uint32_t ci);
+  Status RebuiltColumns(internal::Rebuilt& rb) const;
+  uint32_t slimmed_ = 0;
   Status Finalize(uint32_t keep);
   Status FinishLate();
   const internal::FunctionFlow* BranchesOf(std::string_view function, NodeId marker);
@@ -195,6 +205,7 @@ Result<Value> Walker::Current(NodeId id) const {
       uint32_t ci = t_.chunk_of(id);
       auto rb = rebuilt_->find(ci);
       if (rb != rebuilt_->end()) {
+        IRT_RETURN_IF_ERROR(RebuiltColumns(rb->second));
         return internal::RebuiltValue(rb->second, static_cast<uint32_t>(id - t_.chunks()[ci].base));
       }
     }
@@ -206,6 +217,7 @@ Result<Value> Walker::Current(NodeId id) const {
 Status Walker::Enter(uint32_t ci) {
   if (cur_.index != ~0u) IRT_RETURN_IF_ERROR(Finalize(~0u));
   while (released_ + 1 < ci) t_.ReleaseColumns(released_++);
+  SlimBehind(ci);
   IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
   cur_ = Cur();
   cur_.index = ci;
@@ -236,6 +248,29 @@ Status Walker::Finalize(uint32_t keep) {
   return Status::Ok();
 }
 
+void Walker::SlimBehind(uint32_t ci) {
+  if (ci < 2) return;
+  for (auto it = rebuilt_->lower_bound(slimmed_); it != rebuilt_->end() && it->first + 1 < ci;
+       ++it) {
+    std::vector<fb::Node>().swap(it->second.nodes);
+    std::vector<uint32_t>().swap(it->second.refs);
+  }
+  slimmed_ = std::max(slimmed_, ci - 1);
+}
+
+Status Walker::RebuiltColumns(internal::Rebuilt& rb) const {
+  if (!rb.nodes.empty() || rb.bytes.empty()) return Status::Ok();
+  // Bytes this walk wrote: checked again as any chunk is, then copied.
+  internal::ChunkFacts f;
+  Status s = internal::VerifyChunk(rb.bytes.data(), rb.bytes.size(), &f);
+  if (!s.ok()) return Internal("replay: a rebuilt chunk reads back wrong: " + s.message());
+  internal::NodeColumn nc = internal::NodesOf(internal::RebuiltRoot(rb), f);
+  const auto* nodes = reinterpret_cast<const fb::Node*>(nc.nodes);
+  rb.nodes.assign(nodes, nodes + nc.count);
+  rb.refs.assign(nc.refs, nc.refs + nc.n_refs);
+  return Status::Ok();
+}
+
 // Edits that arrived after their chunk was rebuilt: applied to the rebuilt
 // bytes (or to the input's chunk if it had not changed).
 Status Walker::FinishLate() {
@@ -244,6 +279,7 @@ Status Walker::FinishLate() {
     auto rb = rebuilt_->find(ci);
     internal::Rebuilt bytes;
     if (rb != rebuilt_->end()) {
+      IRT_RETURN_IF_ERROR(RebuiltColumns(rb->second));
       IRT_ASSIGN_OR_RETURN(bytes, internal::RebuildChunk(rb->second, e));
     } else {
       IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
