@@ -552,11 +552,15 @@ std::span<const uint8_t> Trace::chunk_bytes(uint32_t i) const {
 Status Trace::VerifyChunk(uint32_t i) const {
   Impl& m = *impl_;
   uint8_t st = m.State(i);
-  // A chunk not yet verified is where the reader is going; one verified
-  // already (the last, which Open verifies, or one read again) is not.
-  if (m.ahead && m.transient && st != 1 && i > m.wanted.load(std::memory_order_relaxed)) {
-    m.wanted.store(i, std::memory_order_release);
-    m.wanted.notify_all();
+  // Where the reader is: a chunk within the read-ahead window, or one not
+  // yet verified. A verified chunk far ahead (the last, which Open
+  // verifies, read for the root's result) says nothing about it.
+  if (m.ahead && m.transient) {
+    const uint32_t w = m.wanted.load(std::memory_order_relaxed);
+    if (i > w && (st != 1 || i <= uint64_t{w} + Impl::kLookahead)) {
+      m.wanted.store(i, std::memory_order_release);
+      m.wanted.notify_all();
+    }
   }
   if ((st == 0 || st == 3) && m.ahead) {
     // The verifier thread works through the chunks in order. This thread
