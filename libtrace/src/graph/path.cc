@@ -129,14 +129,15 @@ class ForwardWalk {
 // The backward walk over a closed call's body (CallBody's), one node per
 // Step: from the closing node, which is the last child, back to the
 // marker, hopping from each nested call's closer to its marker. Keeps the
-// children it passes, last first.
+// children it passes as CallBody does, in segments (a run of plain nodes
+// is one), last first.
 class BackwardWalk {
  public:
   explicit BackwardWalk(const Child& call) : call_(call), j_(call.end) {}
   // Reads one node; true once the walk reached the marker.
   Result<bool> Step(Kinds& kinds) {
     if (j_ == call_.end) {
-      seen_.push_back({j_, j_});
+      Leaf(j_);
       --j_;
       return j_ <= call_.id;
     }
@@ -148,23 +149,46 @@ class BackwardWalk {
       if (m <= call_.id) return BadLink(kinds.trace(), at, m);
       IRT_ASSIGN_OR_RETURN(RawNode mn, kinds(m));
       if (mn.kind() != NodeKind::kCall) return BadLink(kinds.trace(), at, m);
-      seen_.push_back({m, at});
+      segs_.push_back({m, at, true});
+      ++children_;
       j_ = m;
     } else if (k == NodeKind::kCall) {
       return UnclosedInParent(kinds.trace(), j_);
     } else {
-      seen_.push_back({j_, j_});
+      Leaf(j_);
     }
     --j_;
     return j_ <= call_.id;
   }
-  // The children passed so far, the body's last first.
-  const std::vector<Child>& seen() const { return seen_; }
+  // Once the walk is over: the body's number of children, and its child at
+  // 1-based `pos` (<= children()).
+  uint64_t children() const { return children_; }
+  Child At(uint64_t pos) const {
+    uint64_t from_end = children_ - pos;  // children after it
+    for (const Segment& s : segs_) {
+      if (from_end < s.children()) {
+        if (s.call) return {s.first, s.last};
+        NodeId id = s.last - from_end;
+        return {id, id};
+      }
+      from_end -= s.children();
+    }
+    return Child{};
+  }
 
  private:
+  void Leaf(NodeId id) {
+    if (!segs_.empty() && !segs_.back().call && segs_.back().first == id + 1) {
+      segs_.back().first = id;
+    } else {
+      segs_.push_back({id, id, false});
+    }
+    ++children_;
+  }
   Child call_;
   NodeId j_;
-  std::vector<Child> seen_;
+  std::vector<Segment> segs_;
+  uint64_t children_ = 0;
 };
 
 // The child at 1-based `pos` of `call` by the two walks at once (PathWalk::
@@ -198,11 +222,10 @@ Result<Child> FindChild(Kinds& kinds, const Child& call, uint64_t pos, uint64_t*
     if (bw) {
       IRT_ASSIGN_OR_RETURN(bool done, bw->Step(kinds));
       if (done) {
-        const std::vector<Child>& seen = bw->seen();
-        *children = seen.size();
-        if (pos > seen.size()) return Child{};
+        *children = bw->children();
+        if (pos > bw->children()) return Child{};
         *found = true;
-        return seen[seen.size() - pos];
+        return bw->At(pos);
       }
     }
   }
