@@ -70,6 +70,22 @@ Status TraceTo(const std::string& module, const std::string& function,
   return o->Commit();
 }
 
+// Traces function(args) of `module` to `out` in chunks of `chunk_nodes`.
+Status TraceInChunks(const std::string& module, const std::string& function,
+                     const std::vector<Value>& args, uint32_t chunk_nodes, const std::string& out) {
+  IRT_ASSIGN_OR_RETURN(ir::Module m, ir::Module::Load(module));
+  ir::TrackingContext ctx;
+  ir::RandomSource rs = ir::RandomSource::Seeded(1);
+  ir::Interpreter interp(m, ctx, rs);
+  IRT_ASSIGN_OR_RETURN(auto o, Output::Open(out));
+  WriterOptions wo;
+  wo.chunk_nodes = chunk_nodes;
+  TraceWriter w(o.get(), wo);
+  auto traced = interp.Trace(function, args, w);
+  if (!traced.ok()) return traced.status();
+  return o->Commit();
+}
+
 Trace MustOpen(const std::string& path, bool partial = false) {
   auto t = Trace::Open(path, {.allow_partial = partial});
   EXPECT_TRUE(t.ok()) << t.status().message();
@@ -285,20 +301,7 @@ TEST(ReplayTest, RebuildsOnlyTheChunksThatChanged) {
   Scratch s;
   std::string h = Root() + "/testdata/ir/h.ir";
   // Write the trace in chunks of 5 nodes.
-  {
-    auto m = ir::Module::Load(h);
-    ASSERT_TRUE(m.ok());
-    ir::TrackingContext ctx;
-    ir::RandomSource rs = ir::RandomSource::Seeded(1);
-    ir::Interpreter interp(*m, ctx, rs);
-    auto out = Output::Open(s.Path("a.fb"));
-    WriterOptions wo;
-    wo.chunk_nodes = 5;
-    TraceWriter w(out->get(), wo);
-    Value args[] = {Value::F64(2.0), Value::I64(40)};
-    ASSERT_TRUE(interp.Trace("h", args, w).ok());
-    ASSERT_TRUE((*out)->Commit().ok());
-  }
+  ASSERT_OK(TraceInChunks(h, "h", {Value::F64(2.0), Value::I64(40)}, 5, s.Path("a.fb")));
   Trace a = MustOpen(s.Path("a.fb"));
   ASSERT_GT(a.chunks().size(), 50u);
   // The accumulator's last value: only the tail changes.
@@ -334,20 +337,7 @@ TEST(ReplayTest, LateEditOfARebuiltChunkTheWalkLeftBehind) {
   }
   text += "  return %39\nend\n";
   std::string module = s.Write("p.ir", text);
-  {
-    auto m = ir::Module::Load(module);
-    ASSERT_TRUE(m.ok()) << m.status().message();
-    ir::TrackingContext ctx;
-    ir::RandomSource rs = ir::RandomSource::Seeded(1);
-    ir::Interpreter interp(*m, ctx, rs);
-    auto out = Output::Open(s.Path("a.fb"));
-    WriterOptions wo;
-    wo.chunk_nodes = 3;
-    TraceWriter w(out->get(), wo);
-    Value args[] = {Value::F64(1.5), Value::F64(2.0)};
-    ASSERT_TRUE(interp.Trace("p", args, w).ok());
-    ASSERT_TRUE((*out)->Commit().ok());
-  }
+  ASSERT_OK(TraceInChunks(module, "p", {Value::F64(1.5), Value::F64(2.0)}, 3, s.Path("a.fb")));
   ASSERT_GT(MustOpen(s.Path("a.fb")).chunks().size(), 10u);
   auto r = ReplayFile(s.Path("a.fb"), {"@2=5.5", "@3=7.0"}, s.Path("r.fb"));
   ASSERT_TRUE(r.ok()) << r.status().message();
