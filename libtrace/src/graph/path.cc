@@ -24,40 +24,6 @@ Status NoSuchChild(std::string_view path, const std::string& walked, uint64_t ch
                   std::to_string(children) + " children, no @" + std::to_string(pos));
 }
 
-// The child at 1-based `pos` of the call opened at `marker`, found by
-// counting children forward over raw node kinds (a nested call's body is
-// skipped by depth). `children` gets the count seen when there is none.
-Result<Child> ScanChild(ColumnReader& r, NodeId marker, uint64_t pos, uint64_t* children,
-                        bool* found) {
-  const NodeId size = r.trace().size();
-  RawNode n;
-  auto kind = [&](NodeId id) -> Result<NodeKind> {
-    if (!r.Cached(id, &n)) IRT_RETURN_IF_ERROR(r.ReadEntering(id, &n));
-    return n.kind();
-  };
-  *found = false;
-  uint64_t count = 0;
-  for (NodeId i = marker + 1; i < size; ++i) {
-    IRT_ASSIGN_OR_RETURN(NodeKind k, kind(i));
-    if (count == pos - 1) {
-      *found = true;
-      return k == NodeKind::kCall ? Child{i, kNoNode} : Child{i, i};
-    }
-    ++count;
-    if (IsCloser(k)) break;
-    if (k == NodeKind::kCall) {
-      uint64_t depth = 1;
-      while (depth > 0 && ++i < size) {
-        IRT_ASSIGN_OR_RETURN(NodeKind kk, kind(i));
-        if (kk == NodeKind::kCall) ++depth;
-        if (IsCloser(kk)) --depth;
-      }
-    }
-  }
-  *children = count;
-  return Child{};
-}
-
 // Reads node kinds through one column reader.
 class Kinds {
  public:
@@ -75,10 +41,13 @@ class Kinds {
 
 // The forward walk over a call's body, one node per Step: counts its
 // children, a nested call's body skipped by depth (the ends of nested
-// calls are found on the way).
+// calls are found on the way). A call found at the position asked for
+// comes with its end when `want_end` (the walk goes on over its body),
+// else with kNoNode.
 class ForwardWalk {
  public:
-  ForwardWalk(NodeId marker, NodeId size) : i_(marker + 1), size_(size) {}
+  ForwardWalk(NodeId marker, NodeId size, bool want_end)
+      : i_(marker + 1), size_(size), want_end_(want_end) {}
   // Reads one node. Returns true once the walk is over: it reached the
   // child at 0-based `want` (*child), or the body's end or the trace's
   // (*child stays empty; children() is the count).
@@ -98,8 +67,8 @@ class ForwardWalk {
       return false;
     }
     if (count_ == want) {
-      if (k != NodeKind::kCall) {
-        *child = {i, i};
+      if (k != NodeKind::kCall || !want_end_) {
+        *child = {i, k == NodeKind::kCall ? kNoNode : i};
         return true;
       }
       // The child is a call: walk on over its body for its end.
@@ -120,11 +89,33 @@ class ForwardWalk {
  private:
   NodeId i_;
   NodeId size_;
+  bool want_end_;
   uint64_t depth_ = 0;
   uint64_t count_ = 0;
   NodeId nested_ = kNoNode;
   NodeId target_ = kNoNode;
 };
+
+// The child at 1-based `pos` of the call opened at `marker` by the forward
+// walk alone (PathWalk::kScan): a call child without its end.
+// `children` gets the count seen when there is none.
+Result<Child> ScanChild(Kinds& kinds, NodeId marker, uint64_t pos, uint64_t* children,
+                        bool* found) {
+  ForwardWalk fw(marker, kinds.trace().size(), /*want_end=*/false);
+  Child child;
+  *found = false;
+  for (;;) {
+    IRT_ASSIGN_OR_RETURN(bool done, fw.Step(kinds, pos - 1, &child));
+    if (child.id != kNoNode) {
+      *found = true;
+      return child;
+    }
+    if (done) {
+      *children = fw.children();
+      return Child{};
+    }
+  }
+}
 
 // The backward walk over a closed call's body (CallBody's), one node per
 // Step: from the closing node, which is the last child, back to the
@@ -197,7 +188,7 @@ Result<Child> FindChild(Kinds& kinds, const Child& call, uint64_t pos, uint64_t*
                         bool* found) {
   *found = false;
   const NodeId size = kinds.trace().size();
-  ForwardWalk fw(call.id, size);
+  ForwardWalk fw(call.id, size, /*want_end=*/true);
   std::optional<BackwardWalk> bw;
   if (call.end != kNoNode) bw.emplace(call);
   Child child;
@@ -260,7 +251,7 @@ Result<NodePath> LocatePath(const Trace& trace, std::string_view path, PathWalk 
     } else {
       uint64_t children = 0;
       bool found = false;
-      IRT_ASSIGN_OR_RETURN(out.node, ScanChild(*reader, out.node.id, pos, &children, &found));
+      IRT_ASSIGN_OR_RETURN(out.node, ScanChild(*kinds, out.node.id, pos, &children, &found));
       if (!found) return NoSuchChild(path, walked, children, pos);
     }
     out.pos = static_cast<int64_t>(pos - 1);
