@@ -62,6 +62,9 @@ bool Replay::has_output() const { return impl_->has_output; }
 
 Result<Replay> Replay::Run(const Trace& trace, std::span<const ReplayChange> changes,
                            const ReplayOptions& options) {
+  // The chunks read from here on, the paths' scans included, may be given
+  // back (RunReplayWalk).
+  trace.UseTransientColumns();
   std::vector<std::pair<NodeId, Value>> resolved;
   std::vector<NodeId> open;  // the calls open at the first change
   NodeId first = kNoNode;
@@ -147,7 +150,7 @@ Result<Replay> Replay::RunImpl(const Trace& trace,
   const PrimitiveTable& table =
       options.primitives ? *options.primitives : PrimitiveTable::Builtins();
   uint64_t out_chunks = 0;
-  trace.UseTransientColumns();
+  trace.UseTransientColumns();  // RunOnNodes comes here directly
   IRT_RETURN_IF_ERROR(internal::RunReplayWalk(trace, table, options.prefix, changes, open, &r,
                                               &m.rebuilt, &out_chunks));
   if (r.divergence && !options.prefix) {

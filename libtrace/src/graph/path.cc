@@ -83,6 +83,8 @@ class ForwardWalk {
     return false;
   }
   uint64_t children() const { return count_; }
+  // The next node the walk reads.
+  NodeId at() const { return i_; }
   // The call found at `want` whose end the walk is still looking for.
   NodeId pending() const { return target_; }
 
@@ -98,13 +100,21 @@ class ForwardWalk {
 
 // The child at 1-based `pos` of the call opened at `marker` by the forward
 // walk alone (PathWalk::kScan): a call child without its end.
-// `children` gets the count seen when there is none.
+// `children` gets the count seen when there is none. The chunks the scan
+// has left are given back once each (Trace::ReleaseColumns: nothing
+// unless the trace reads with transient columns).
 Result<Child> ScanChild(Kinds& kinds, NodeId marker, uint64_t pos, uint64_t* children,
                         bool* found) {
-  ForwardWalk fw(marker, kinds.trace().size(), /*want_end=*/false);
+  const Trace& t = kinds.trace();
+  ForwardWalk fw(marker, t.size(), /*want_end=*/false);
   Child child;
   *found = false;
-  for (;;) {
+  uint32_t left = t.chunk_of(marker);
+  for (uint64_t step = 1;; ++step) {
+    if (step % 4096 == 0 && fw.at() < t.size()) {
+      const uint32_t c = t.chunk_of(fw.at());
+      while (left + 1 < c) t.ReleaseColumns(left++);
+    }
     IRT_ASSIGN_OR_RETURN(bool done, fw.Step(kinds, pos - 1, &child));
     if (child.id != kNoNode) {
       *found = true;
