@@ -296,33 +296,45 @@ TEST(ReplayTest, CallsRecordedWithoutBodiesCannotBeReevaluated) {
 }
 
 // Changes spread over many small chunks: only the chunks holding changed
-// nodes are rebuilt, and the result reads back as the fresh trace.
+// nodes are rebuilt, and the result reads back as the fresh trace. In the
+// longer trace the path is found by a forward scan over tens of chunks,
+// which it gives back as it leaves them: the replay still reads them where
+// it needs to.
 TEST(ReplayTest, RebuildsOnlyTheChunksThatChanged) {
-  Scratch s;
-  std::string h = Root() + "/testdata/ir/h.ir";
-  // Write the trace in chunks of 5 nodes.
-  ASSERT_OK(TraceInChunks(h, "h", {Value::F64(2.0), Value::I64(40)}, 5, s.Path("a.fb")));
-  Trace a = MustOpen(s.Path("a.fb"));
-  ASSERT_GT(a.chunks().size(), 50u);
-  // The accumulator's last value: only the tail changes.
-  NodeId ret = a.size() - 1;
-  auto rv = a.node(ret);
-  NodeId acc = rv->refs()[0];
-  auto path = ResolvePath(a, "@" + std::to_string(acc));
-  ASSERT_TRUE(path.ok()) << path.status().message();
-  auto r = ReplayFile(s.Path("a.fb"), {"@" + std::to_string(acc) + "=1.0"}, s.Path("r.fb"));
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_LE(r->chunks_rebuilt, 2u);
-  EXPECT_EQ(r->changed.size(), 2u);  // the block argument and the return
-  Trace b = MustOpen(s.Path("r.fb"));
-  EXPECT_EQ(b.size(), a.size());
-  EXPECT_EQ(FormatValue(b.node(ret)->value()), "1.0");
-  // x changes everything after the first ^: every chunk but the first few.
-  r = ReplayFile(s.Path("a.fb"), {"@2=0.5"}, s.Path("r2.fb"));
-  ASSERT_TRUE(r.ok());
-  auto fresh_path = s.Path("fresh.fb");
-  ASSERT_OK(TraceTo(h, "h", {"0.5", "40"}, fresh_path));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r2.fb")), MustOpen(fresh_path)), "");
+  struct Shape {
+    const char* x;
+    const char* n;
+    uint32_t chunk_nodes;
+    size_t min_chunks;
+    const char* new_x;
+  };
+  for (const Shape& k : {Shape{"2.0", "40", 5, 50, "0.5"}, Shape{"0.5", "4000", 64, 400, "0.25"}}) {
+    SCOPED_TRACE(k.n);
+    Scratch s;
+    std::string h = Root() + "/testdata/ir/h.ir";
+    ASSERT_OK(TraceInChunks(h, "h", {Value::F64(std::stod(k.x)), Value::I64(std::stoll(k.n))},
+                            k.chunk_nodes, s.Path("a.fb")));
+    Trace a = MustOpen(s.Path("a.fb"));
+    ASSERT_GT(a.chunks().size(), k.min_chunks);
+    // The accumulator's last value: only the tail changes.
+    NodeId ret = a.size() - 1;
+    NodeId acc = a.node(ret)->refs()[0];
+    auto path = ResolvePath(a, "@" + std::to_string(acc));
+    ASSERT_TRUE(path.ok()) << path.status().message();
+    auto r = ReplayFile(s.Path("a.fb"), {"@" + std::to_string(acc) + "=1.0"}, s.Path("r.fb"));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_LE(r->chunks_rebuilt, 2u);
+    EXPECT_EQ(r->changed.size(), 2u);  // the block argument and the return
+    Trace b = MustOpen(s.Path("r.fb"));
+    EXPECT_EQ(b.size(), a.size());
+    EXPECT_EQ(FormatValue(b.node(ret)->value()), "1.0");
+    EXPECT_EQ(SameNodes(a, b, acc), "");
+    // x changes everything after the first ^: every chunk but the first few.
+    r = ReplayFile(s.Path("a.fb"), {std::string("@2=") + k.new_x}, s.Path("r2.fb"));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_OK(TraceTo(h, "h", {k.new_x, k.n}, s.Path("fresh.fb")));
+    EXPECT_EQ(SameNodes(MustOpen(s.Path("r2.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  }
 }
 
 // The root's arguments span two chunks of 3 nodes: a change to the one in
@@ -347,30 +359,6 @@ TEST(ReplayTest, LateEditOfARebuiltChunkTheWalkLeftBehind) {
   auto root = replayed.node(0);
   ASSERT_TRUE(root.ok());
   EXPECT_EQ(FormatValue(root->operand(1).literal), "7.0");
-}
-
-// A path far into a long body is found by a forward scan that gives back
-// the chunks it leaves (tens of them here): the replay still reads them
-// where it needs to, and changes only the tail.
-TEST(ReplayTest, PathScanGivesChunksBack) {
-  Scratch s;
-  std::string h = Root() + "/testdata/ir/h.ir";
-  ASSERT_OK(TraceInChunks(h, "h", {Value::F64(0.5), Value::I64(4000)}, 64, s.Path("a.fb")));
-  Trace a = MustOpen(s.Path("a.fb"));
-  ASSERT_GT(a.chunks().size(), 400u);
-  NodeId ret = a.size() - 1;
-  NodeId acc = a.node(ret)->refs()[0];
-  auto r = ReplayFile(s.Path("a.fb"), {"@" + std::to_string(acc) + "=1.0"}, s.Path("r.fb"));
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->changed.size(), 2u);  // the block argument and the return
-  Trace b = MustOpen(s.Path("r.fb"));
-  EXPECT_EQ(FormatValue(b.node(ret)->value()), "1.0");
-  EXPECT_EQ(SameNodes(a, b, acc), "");
-  // x, at the start: every chunk after it is read again and rebuilt.
-  r = ReplayFile(s.Path("a.fb"), {"@2=0.25"}, s.Path("r2.fb"));
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_OK(TraceTo(h, "h", {"0.25", "4000"}, s.Path("fresh.fb")));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r2.fb")), MustOpen(s.Path("fresh.fb"))), "");
 }
 
 TEST(ReplayTest, MutableTraceUpdatesInPlace) {
