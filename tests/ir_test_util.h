@@ -8,6 +8,7 @@
 
 #include "irt/ir/interpreter.h"
 #include "irt/output.h"
+#include "irt/writer.h"
 #include "test_util.h"
 
 namespace irt::testing {
@@ -33,6 +34,23 @@ inline std::string TraceTestdata(const std::string& prefix, const std::string& f
   EXPECT_TRUE(job->Run(**out).ok());
   EXPECT_TRUE((*out)->Commit().ok());
   return path;
+}
+
+// Traces function(args) of `module` to `out` in chunks of `chunk_nodes`.
+inline Status TraceInChunks(const std::string& module, const std::string& function,
+                            const std::vector<Value>& args, uint32_t chunk_nodes,
+                            const std::string& out) {
+  IRT_ASSIGN_OR_RETURN(ir::Module m, ir::Module::Load(module));
+  ir::TrackingContext ctx;
+  ir::RandomSource rs = ir::RandomSource::Seeded(1);
+  ir::Interpreter interp(m, ctx, rs);
+  IRT_ASSIGN_OR_RETURN(auto o, Output::Open(out));
+  WriterOptions wo;
+  wo.chunk_nodes = chunk_nodes;
+  TraceWriter w(o.get(), wo);
+  auto traced = interp.Trace(function, args, w);
+  if (!traced.ok()) return traced.status();
+  return o->Commit();
 }
 
 }  // namespace irt::testing

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "ir_test_util.h"
 #include "irt/diff.h"
 #include "irt/eval.h"
 #include "irt/grad.h"
@@ -24,6 +25,8 @@
 
 namespace irt {
 namespace {
+
+using testing::TraceInChunks;
 
 namespace fs = std::filesystem;
 
@@ -67,22 +70,6 @@ Status TraceTo(const std::string& module, const std::string& function,
   IRT_ASSIGN_OR_RETURN(auto o, Output::Open(out));
   Status s = job.Run(*o);
   if (!s.ok() && s.code() != Code::kRuntimeError) return s;
-  return o->Commit();
-}
-
-// Traces function(args) of `module` to `out` in chunks of `chunk_nodes`.
-Status TraceInChunks(const std::string& module, const std::string& function,
-                     const std::vector<Value>& args, uint32_t chunk_nodes, const std::string& out) {
-  IRT_ASSIGN_OR_RETURN(ir::Module m, ir::Module::Load(module));
-  ir::TrackingContext ctx;
-  ir::RandomSource rs = ir::RandomSource::Seeded(1);
-  ir::Interpreter interp(m, ctx, rs);
-  IRT_ASSIGN_OR_RETURN(auto o, Output::Open(out));
-  WriterOptions wo;
-  wo.chunk_nodes = chunk_nodes;
-  TraceWriter w(o.get(), wo);
-  auto traced = interp.Trace(function, args, w);
-  if (!traced.ok()) return traced.status();
   return o->Commit();
 }
 

@@ -54,7 +54,9 @@ struct Segment {
 
 /// The segments of `call`'s body in execution order, found by walking back
 /// from its end (or forward from its marker while it is unfinished). Memory
-/// is proportional to the number of nested calls, not to the body's length.
+/// is proportional to the number of nested calls, not to the body's length;
+/// on a trace read with transient columns, the walk gives back the decoded
+/// chunks it leaves (Trace::ReleaseColumns).
 Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call);
 
 /// One call's body with its local numbering, for IRTracker's queries.

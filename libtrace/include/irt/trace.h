@@ -218,7 +218,8 @@ class Trace {
   /// Lets go of the decoded columns of chunk `i` (pointers into them become
   /// invalid; columns(i) decodes them again). Returns the bytes given back,
   /// or 0 when the chunk holds none that can be (format 1, decoded before
-  /// UseTransientColumns, or not yet checked against the chunks before it).
+  /// UseTransientColumns, or opening or closing calls and not yet checked
+  /// against the chunks before it).
   uint64_t ReleaseColumns(uint32_t i) const;
   /// For a reader of transient columns that goes on to read chunks from
   /// the last down (the reverse sweep), and is now at chunk `at`: the

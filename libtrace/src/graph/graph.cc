@@ -52,11 +52,18 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
   if (!call.is_call()) return out;
   if (call.end != kNoNode) {
     // Walk back from the closing node, which is the body's last child (its
-    // return statement), hopping over nested bodies.
+    // return statement), hopping over nested bodies. The chunks the walk
+    // has left are given back once each (Trace::ReleaseColumns: nothing
+    // unless the trace reads with transient columns).
     out.push_back({call.end, call.end, false});
     NodeId i = call.end;
-    while (i > call.id + 1) {
+    uint32_t right = trace.chunk_of(call.end);
+    for (uint64_t step = 1; i > call.id + 1; ++step) {
       --i;
+      if (step % 4096 == 0) {
+        const uint32_t c = trace.chunk_of(i);
+        while (right > c + 1) trace.ReleaseColumns(right--);
+      }
       IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
       if (IsCloser(v.kind())) {
         NodeId m = v.closes();
@@ -76,9 +83,15 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
     std::reverse(out.begin(), out.end());
     return out;
   }
-  // An unfinished call (partial trace): scan forward, counting depth.
+  // An unfinished call (partial trace): scan forward, counting depth, and
+  // give back the chunks left behind as above.
   uint64_t depth = 0;
+  uint32_t left = trace.chunk_of(call.id);
   for (NodeId i = call.id + 1; i < trace.size(); ++i) {
+    if ((i - call.id) % 4096 == 0) {
+      const uint32_t c = trace.chunk_of(i);
+      while (left + 1 < c) trace.ReleaseColumns(left++);
+    }
     IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
     if (depth == 0) {
       if (v.kind() == NodeKind::kCall) {

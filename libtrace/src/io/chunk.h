@@ -178,6 +178,10 @@ Status CheckNodes(const fb::Chunk* chunk, ChunkFacts* facts);
 /// which feeds it the chunks as they are verified in order.
 class CallStack {
  public:
+  /// Whether Feed reads the nodes of `chunk` (whether any of its classes
+  /// opens or closes a call): a chunk it does not read may give back its
+  /// columns before it is fed (Trace::ReleaseColumns).
+  static bool Reads(const ChunkColumns& chunk);
   /// On an error, *failed_node is the closer at fault.
   Status Feed(const ChunkColumns& chunk, NodeId* failed_node);
   size_t depth() const { return open_.size(); }

@@ -17,7 +17,16 @@
 
 namespace irt::internal {
 
+bool CallStack::Reads(const ChunkColumns& c) {
+  return std::any_of(c.classes.begin(), c.classes.end(),
+                     [](const ClassFacts& k) { return k.kind == NodeKind::kCall || k.closer(); });
+}
+
 Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
+  // A chunk whose classes open and close no call (most of a long loop's)
+  // leaves the stack as it is: its nodes need not be read, nor its column
+  // pointers (which the reader may be giving back meanwhile).
+  if (!Reads(c)) return Status::Ok();
   // Every node is read: plain column loads, without building a RawNode.
   // (Copied to locals: push_back could alias them otherwise.)
   const NodeRec* const nodes = c.nodes;
@@ -25,12 +34,6 @@ Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
   const uint32_t* const refs = c.refs;
   const NodeId base = c.base;
   const uint32_t count = c.count;
-  // A chunk whose classes open and close no call (most of a long loop's)
-  // leaves the stack as it is: its nodes need not be read.
-  if (std::none_of(c.classes.begin(), c.classes.end(),
-                   [](const ClassFacts& k) { return k.kind == NodeKind::kCall || k.closer(); })) {
-    return Status::Ok();
-  }
   for (uint32_t local = 0; local < count; ++local) {
     const NodeRec& node = nodes[local];
     const ClassFacts& k = classes[node.cls];

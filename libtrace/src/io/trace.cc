@@ -516,8 +516,14 @@ uint64_t Trace::ReleaseColumns(uint32_t i) const {
     return 0;
   }
   ChunkFacts& f = m.facts[i];
-  // A chunk not yet fed to the stack of open calls is read again there.
-  if (!f.transient || !f.packed || m.frontier.load(std::memory_order_acquire) <= i) return 0;
+  // A chunk not yet fed to the stack of open calls is read again there,
+  // unless it opens and closes no call (the stack then reads only its
+  // classes): so a reader walking back from the end of a long loop can
+  // give chunks back before the chunks in front of them are verified.
+  if (!f.transient || !f.packed) return 0;
+  if (m.frontier.load(std::memory_order_acquire) <= i && internal::CallStack::Reads(m.columns[i])) {
+    return 0;
+  }
   uint64_t bytes = uint64_t{f.decoded_count} * sizeof(internal::NodeRec) + f.decoded_n_refs * 4;
   {
     std::lock_guard<std::mutex> lock(m.pool_mu);

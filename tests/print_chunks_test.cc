@@ -1,0 +1,128 @@
+// Listings of traces read in many small chunks: irt/print.h gives back the
+// decoded chunks it has left (transient columns), and the listing is the
+// same as the one of the trace in a single chunk; and the rule that lets a
+// chunk that opens and closes no call be given back before the chunks in
+// front of it are checked (Trace::ReleaseColumns).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "ir_test_util.h"
+#include "irt/graph.h"
+#include "irt/print.h"
+#include "irt/trace.h"
+
+namespace irt {
+namespace {
+
+using testing::TempPath;
+using testing::TraceInChunks;
+
+std::string Printed(const Trace& t, const PrintOptions& opts, bool json) {
+  std::string path = TempPath("print-chunks.txt");
+  auto out = Output::Open(path);
+  EXPECT_TRUE(out.ok());
+  Status s = json ? PrintJson(t, opts, **out) : PrintText(t, opts, **out);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE((*out)->Commit().ok());
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Trace Open(const std::string& path) {
+  auto t = Trace::Open(path);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+struct Program {
+  const char* file;
+  const char* fn;
+  std::vector<Value> args;
+};
+
+std::vector<Program> Programs() {
+  return {{"h.ir", "h", {Value::F64(0.5), Value::I64(12000)}},
+          {"looprec.ir", "looprec", {Value::F64(0.5), Value::I64(120)}},
+          {"fib.ir", "fib", {Value::I64(12)}}};
+}
+
+TEST(PrintChunksTest, ListingDoesNotDependOnChunks) {
+  for (const Program& p : Programs()) {
+    SCOPED_TRACE(p.fn);
+    std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + p.file;
+    std::string small = TempPath(std::string(p.fn) + "-small.fb");
+    std::string one = TempPath(std::string(p.fn) + "-one.fb");
+    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 7, small).ok());
+    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 1u << 20, one).ok());
+    ASSERT_EQ(Open(one).chunks().size(), 1u);
+    ASSERT_GT(Open(small).chunks().size(), 100u);
+    PrintOptions all, two, sub;
+    two.levels = 2;
+    sub.node_path = "@6";
+    for (const PrintOptions* o : {&all, &two, &sub}) {
+      for (bool json : {false, true}) {
+        SCOPED_TRACE(std::to_string(o->levels) + o->node_path + (json ? " json" : " text"));
+        // A fresh Trace for each listing: every one starts with nothing decoded.
+        std::string want = Printed(Open(one), *o, json);
+        EXPECT_GT(want.size(), o == &all ? 1000u : 10u);
+        EXPECT_EQ(Printed(Open(small), *o, json), want);
+      }
+    }
+  }
+}
+
+// A chunk that opens and closes no call (a stretch of a loop) can be given
+// back before the chunks in front of it are verified, and read again; a
+// chunk that opens or closes one cannot until the chunks before it are
+// checked (its closers against the calls they leave open). The trace still
+// verifies in order afterwards.
+TEST(PrintChunksTest, ChunksWithoutCallsGoBackBeforeTheyAreChecked) {
+  std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/looprec.ir";
+  std::string path = TempPath("looprec-release.fb");
+  ASSERT_TRUE(TraceInChunks(module, "looprec", {Value::F64(0.5), Value::I64(30)}, 7, path).ok());
+  Trace t = Open(path);
+  t.UseTransientColumns();
+  const uint32_t n = static_cast<uint32_t>(t.chunks().size());
+  ASSERT_GT(n, 20u);
+  int with = 0, without = 0;
+  // From the end down: chunk 0 stays unverified, so no chunk is fed.
+  for (uint32_t k = n - 1; k-- > 1;) {
+    const ChunkInfo& c = t.chunks()[k];
+    bool calls = false;
+    std::vector<uint64_t> bits;
+    for (NodeId i = c.base; i < c.base + c.num_nodes; ++i) {
+      auto v = t.node(i);
+      ASSERT_TRUE(v.ok()) << v.status().message();
+      calls = calls || v->kind() == NodeKind::kCall || v->kind() == NodeKind::kReturn;
+      bits.push_back(v->bits());
+    }
+    if (calls) {
+      ++with;
+      EXPECT_EQ(t.ReleaseColumns(k), 0u) << k;
+      continue;
+    }
+    ++without;
+    EXPECT_GT(t.ReleaseColumns(k), 0u) << k;
+    EXPECT_EQ(t.ReleaseColumns(k), 0u) << k;  // once
+    for (NodeId i = c.base; i < c.base + c.num_nodes; ++i) {
+      auto v = t.node(i);
+      ASSERT_TRUE(v.ok()) << v.status().message();
+      EXPECT_EQ(v->bits(), bits[i - c.base]) << i;
+    }
+    EXPECT_GT(t.ReleaseColumns(k), 0u) << k;  // read again, given back again
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_GT(without, 0);
+  // In order from chunk 0: every chunk is fed, the released ones included.
+  for (NodeId i = 0; i < t.size(); ++i) ASSERT_TRUE(t.node(i).ok()) << i;
+  auto root = RootCall(t);
+  ASSERT_TRUE(root.ok()) << root.status().message();
+  EXPECT_EQ(root->end, t.size() - 1);
+  EXPECT_TRUE(CallBody::Load(t, *root).ok());
+}
+
+}  // namespace
+}  // namespace irt
