@@ -14,6 +14,11 @@
 
 namespace irt {
 
+/// Nesting depth beyond which listings (irt-print's, irt-dot's, a slice's)
+/// indent no further, so that their size stays linear in what they show
+/// however deep the calls nest.
+inline constexpr uint32_t kMaxIndent = 64;
+
 struct PrintOptions {
   /// Levels to print; the call printed first is level 1. 0 means all.
   uint32_t levels = 0;
@@ -24,7 +29,7 @@ struct PrintOptions {
   /// Tensors with more elements are abbreviated (0: never).
   int64_t max_elements = 10;
   /// Indentation stops growing at this depth (output stays linear in size).
-  uint32_t max_indent = 64;
+  uint32_t max_indent = kMaxIndent;
 };
 
 /// One line of a node, without indentation or newline, relative to `body`

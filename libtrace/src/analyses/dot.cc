@@ -149,7 +149,10 @@ struct SpliceChan {
   size_t tabs = 0;
   std::string indent;
 
+  // Clusters nest as deep as the calls drawn: their indentation stops
+  // growing at kMaxIndent, so that the text stays linear in the graph.
   void Indent(size_t n) {
+    n = std::min<size_t>(n, kMaxIndent);
     if (n == 0) return;
     if (indent.size() < n) indent.assign(n, '\t');
     out->Write(std::string_view(indent.data(), n));
