@@ -115,6 +115,16 @@ std::string Emit(const std::string& path, GradOptions opts = {}) {
   return out_path;
 }
 
+// The derivative with respect to root argument @pos.
+const Value& DerivativeAt(const GradResult& r, uint32_t pos) {
+  for (const ArgumentDerivative& a : r.arguments) {
+    if (a.pos == pos) return a.derivative;
+  }
+  ADD_FAILURE() << "no argument @" << pos;
+  static const Value none;
+  return none;
+}
+
 bool Close(double a, double b, double rtol, double atol = 0) {
   return std::fabs(a - b) <= atol + rtol * std::max(std::fabs(a), std::fabs(b));
 }
@@ -329,6 +339,96 @@ TEST(GradTest, EmittedTraceIsTheSameWhateverTheColumnBudget) {
   auto last = t->node(t->size() - 1);
   ASSERT_TRUE(last.ok());
   EXPECT_TRUE(BitEqual(last->value(), r->arguments[1].derivative));
+}
+
+// getindex's adjoint adds one element at a time. The emitted trace keeps
+// each element's sum and writes the tensor once, joined by a tree of cats:
+// its size grows as n log n with the elements added (it held a copy of the
+// tensor per addition, n^2). On Rosenbrock's function it returns the
+// gradient's bits, and its own derivatives are rows of the Hessian.
+TEST(GradTest, EmittedElementAdjointsGrowAsNLogN) {
+  std::string text = ReadFile(Source("bench/ir/w2_rosenbrock.ir"));
+  auto rosen = [&](int64_t n) {
+    Tensor x = Tensor::Zeros(DType::kF64, {n});
+    for (int64_t k = 0; k < n; ++k) x.f64()[k] = 0.5 + 0.01 * static_cast<double>(k % 50);
+    return TraceIR(text, "rosen", {Value::MakeTensor(std::move(x)), Value::I64(n)});
+  };
+  std::vector<uint64_t> bytes;
+  for (int64_t n : {64, 512}) {
+    SCOPED_TRACE(n);
+    std::string path = rosen(n);
+    auto r = Grad(path);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    std::string emitted = Emit(path);
+    bytes.push_back(ReadFile(emitted).size());
+    auto t = Trace::Open(emitted);
+    ASSERT_TRUE(t.ok());
+    Value g = t->node(t->size() - 1)->value();
+    EXPECT_TRUE(BitEqual(g, DerivativeAt(*r, 2))) << FormatValue(g);
+    if (n != 64) continue;
+    // Hessian rows 1 and 2: the emitted trace seeded with e1 and e2.
+    auto x = [&](int64_t k) { return 0.5 + 0.01 * static_cast<double>((k - 1) % 50); };
+    for (int64_t row : {1, 2}) {
+      Tensor e = Tensor::Zeros(DType::kF64, {n});
+      e.f64()[row - 1] = 1.0;
+      GradOptions o;
+      o.seed = Value::MakeTensor(std::move(e));
+      o.wrt = {2};
+      auto h = Grad(emitted, o);
+      ASSERT_TRUE(h.ok()) << h.status().message();
+      const Tensor& hr = DerivativeAt(*h, 2).tensor();
+      std::vector<double> want(static_cast<size_t>(n), 0.0);
+      auto at = [&](int64_t k) -> double& { return want[static_cast<size_t>(k - 1)]; };
+      at(row) = (row > 1 ? 200.0 : 0.0) + 1200 * x(row) * x(row) - 400 * x(row + 1) + 2;
+      at(row + 1) = -400 * x(row);
+      if (row > 1) at(row - 1) = -400 * x(row - 1);
+      for (int64_t k = 1; k <= n; ++k) {
+        EXPECT_TRUE(Close(hr.f64()[k - 1], at(k), 1e-12, 1e-12))
+            << "H[" << row << "][" << k << "] = " << hr.f64()[k - 1] << ", want " << at(k);
+      }
+    }
+  }
+  // 8 times the elements: 8 * 9 / 6 = 12 times the bytes for n log n, 64
+  // for n^2.
+  EXPECT_LT(bytes[1], 14 * bytes[0]) << bytes[0] << " then " << bytes[1];
+}
+
+// Element adjoints carried through a loop (a block argument passing them
+// on), merged with the root argument's own, added to a dense adjoint,
+// elements never touched, a matrix; a dense adjoint that comes first (then
+// each element is added with addindex); and -0.0 alone in an element: the
+// emitted trace returns the gradient's bits.
+TEST(GradTest, EmittedElementAdjointsHaveTheGradientsBits) {
+  const char* merged =
+      "function a\n1: (%1, %2)\n  %3 = Main.sum(%2)\n  br 2 (1, %3, %2)\n"
+      "2: (%4, %5, %6)\n  %7 = %4 <= 3\n  br 4 unless %7\n  br 3\n"
+      "3:\n  %8 = Main.getindex(%6, 2, %4)\n  %9 = Main.getindex(%6, 1, %4)\n"
+      "  %10 = %8 * %9\n  %11 = %5 + %10\n  %12 = %4 + 1\n  br 2 (%12, %11, %6)\n"
+      "4:\n  %13 = Main.getindex(%2, 1, 1)\n  %14 = %5 * %13\n"
+      "  return %14\nend\n";
+  const char* dense_first =
+      "function b\n1: (%1, %2)\n  %3 = Main.getindex(%2, 2, 1)\n  %4 = Main.sum(%2)\n"
+      "  %5 = %3 * %4\n  %6 = Main.getindex(%2, 2, 1)\n  %7 = %5 * %6\n  return %7\nend\n";
+  const char* negative_zero =
+      "function c\n1: (%1, %2)\n  %3 = Main.getindex(%2, 1, 2)\n  %4 = %3 * -0.0\n"
+      "  %5 = Main.getindex(%2, 2, 1)\n  %6 = %5 * %5\n  %7 = %4 + %6\n  return %7\nend\n";
+  Tensor m = Tensor::Zeros(DType::kF64, {2, 4});
+  for (int k = 0; k < 8; ++k) m.f64()[k] = 0.25 * (k + 1) - 0.6;
+  for (auto [text, fn] :
+       {std::pair{merged, "a"}, std::pair{dense_first, "b"}, std::pair{negative_zero, "c"}}) {
+    SCOPED_TRACE(fn);
+    std::string path = TraceIR(text, fn, {Value::MakeTensor(m)});
+    auto r = Grad(path);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    auto t = Trace::Open(Emit(path));
+    ASSERT_TRUE(t.ok());
+    Value g = t->node(t->size() - 1)->value();
+    EXPECT_TRUE(BitEqual(g, DerivativeAt(*r, 2)))
+        << FormatValue(g) << " vs " << FormatValue(DerivativeAt(*r, 2));
+    if (std::string(fn) == "c") {
+      EXPECT_FALSE(std::signbit(g.tensor().f64()[1]));  // -0.0 added into +0.0
+    }
+  }
 }
 
 TEST(GradTest, AnnotatedTraceCarriesAdjoints) {

@@ -142,6 +142,11 @@ inline bool ApplyFastBinary(const OpDef& op, const Value& a, const Value& b, Val
 /// an index is wrong.
 bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out);
 
+/// The row-major offset of the element that 1-based `index` names in a
+/// tensor of dimensions `shape` (one index: a linear index), as getindex
+/// reads it; -1 when it names none.
+int64_t ElementOffset(const std::vector<int64_t>& shape, std::span<const int64_t> index);
+
 /// "MethodError: no method matching name(::T1, ::T2)".
 std::string NoMethodMessage(std::string_view name, OpArgs args);
 

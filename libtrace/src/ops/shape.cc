@@ -651,12 +651,16 @@ Result<Value> Cat(const OpDef& op, OpArgs a) {
 
 namespace irt {
 
-bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out) {
-  if (x.dtype != DType::kF64) return false;
-  const int64_t off = ops::OffsetOf(x.shape, index.size(), [&](size_t d, int64_t* i) {
+int64_t ElementOffset(const std::vector<int64_t>& shape, std::span<const int64_t> index) {
+  return ops::OffsetOf(shape, index.size(), [&](size_t d, int64_t* i) {
     *i = index[d];
     return true;
   });
+}
+
+bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out) {
+  if (x.dtype != DType::kF64) return false;
+  const int64_t off = ElementOffset(x.shape, index);
   if (off < 0) return false;
   *out = x.f64()[off];
   return true;

@@ -2,6 +2,7 @@
 // recomputed primal, then the adjoint nodes, then the return), by running
 // each rule's reverse program with an observer that emits its instructions.
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,6 +71,30 @@ class Emitter : public internal::ProgramObserver {
                    const Rule* rule);
   Status Accumulate(NodeId target, const Ref& c);
   Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
+  // A tensor's adjoint while only single elements have been added to it
+  // (getindex's rule, dx[i...] += dy): each element's adjoint so far, by
+  // row-major offset. Written as one tensor when the adjoint is read
+  // (Materialize): the trace then holds each element's sum once, and the
+  // whole tensor once per level of a tree of joins, where writing every
+  // addition as an addindex node held a copy of the tensor per element
+  // added (10^12 values for a loop over 10^6 elements).
+  struct Pending {
+    Value primal;                            // the tensor: its dimensions and type
+    std::unordered_map<int64_t, Ref> elems;  // by row-major offset
+  };
+  // Adds v at idx into the pending adjoint of the tensor at `st` (whose
+  // adjoint is otherwise absent); false, adding nothing, when v is not a
+  // scalar of the tensor's type or idx names no element.
+  Result<bool> AddElement(uint64_t st, NodeId target, const Ref& v, const std::vector<Ref>& idx);
+  // Adds `c` into element `off` of `p`: the sum in the order the sweep adds.
+  Status AddInto(Pending& p, int64_t off, const Ref& c, NodeId target);
+  // Writes the pending adjoint of `st` as a tensor into adj_[st]: a fill of
+  // each element's sum, Constant zeros between them, joined pairwise by cat
+  // (log2 levels), then reshaped to the tensor's dimensions.
+  Status Materialize(uint64_t st, NodeId target);
+  // A pass-through's pending adjoint goes to its target: as it is, or
+  // added element by element into the target's pending one.
+  Status PassPending(uint64_t from, NodeId from_id, NodeId target);
   Result<NodeId> AsNode(const Ref& r, NodeId target);
   // Whether an instruction's operation may be the identity on its first
   // operand (unbroadcasting to the same shape), by its OpDef once.
@@ -88,13 +113,14 @@ class Emitter : public internal::ProgramObserver {
   std::vector<Ref> args_;      // OnInstr's operands
   std::vector<Value> values_;  // ApplyRule's registers
   std::vector<std::pair<const OpDef*, bool>> pass_through_;
-  NodeId meta_of_ = kNoNode;   // the adjoint_of value last written, kept
+  NodeId meta_of_ = kNoNode;  // the adjoint_of value last written, kept
   Value meta_value_;
-  std::unordered_map<NodeId, NodeId> root_new_;   // original root argument -> its copy
-  std::unordered_map<NodeId, NodeId> constants_;  // original inactive node -> Constant copy
-  std::vector<NodeId> prim_;                      // by slot: the active node's primal copy
-  std::vector<Ref> adj_;                          // by slot: the adjoint so far
-  std::vector<Ref> regs_;                         // registers of the program running
+  std::unordered_map<NodeId, NodeId> root_new_;    // original root argument -> its copy
+  std::unordered_map<NodeId, NodeId> constants_;   // original inactive node -> Constant copy
+  std::vector<NodeId> prim_;                       // by slot: the active node's primal copy
+  std::vector<Ref> adj_;                           // by slot: the adjoint so far
+  std::unordered_map<uint64_t, Pending> pending_;  // by slot, where adj_ is absent
+  std::vector<Ref> regs_;                          // registers of the program running
   std::vector<OperandVal> ops_;
   Location cur_loc_;
   NodeId cur_of_ = kNoNode;
@@ -266,6 +292,7 @@ Result<NodeId> Emitter::AsNode(const Ref& r, NodeId target) {
 
 Status Emitter::Accumulate(NodeId target, const Ref& c) {
   uint64_t st = e_.Slot(target);
+  if (!pending_.empty()) IRT_RETURN_IF_ERROR(Materialize(st, target));
   Ref& a = adj_[st];
   if (a.absent()) {
     a = c;
@@ -278,8 +305,140 @@ Status Emitter::Accumulate(NodeId target, const Ref& c) {
   return Status::Ok();
 }
 
+Result<bool> Emitter::AddElement(uint64_t st, NodeId target, const Ref& v,
+                                 const std::vector<Ref>& idx) {
+  auto it = pending_.find(st);
+  if (it == pending_.end()) {
+    GradEngine::Loc l = e_.Locate(target);
+    if (e_.Cls(l).f->vkind != VKind::kTensor) return false;
+    it = pending_.emplace(st, Pending{l.cv->c->Decode(e_.BitsOf(l), VKind::kTensor), {}}).first;
+  }
+  Pending& p = it->second;
+  const Tensor& x = p.primal.tensor();
+  const VKind kind = x.dtype == DType::kF64   ? VKind::kF64
+                     : x.dtype == DType::kF32 ? VKind::kF32
+                                              : VKind::kNone;
+  std::vector<int64_t> index(idx.size());
+  bool ok = kind != VKind::kNone && v.value.kind() == kind;
+  for (size_t d = 0; d < idx.size() && ok; ++d) {
+    ok = idx[d].value.kind() == VKind::kI64;
+    if (ok) index[d] = idx[d].value.as_i64();
+  }
+  const int64_t off = ok ? ElementOffset(x.shape, index) : -1;
+  if (off < 0) {
+    if (p.elems.empty()) pending_.erase(it);
+    return false;
+  }
+  IRT_RETURN_IF_ERROR(AddInto(p, off, v, target));
+  return true;
+}
+
+Status Emitter::AddInto(Pending& p, int64_t off, const Ref& c, NodeId target) {
+  auto [e, fresh] = p.elems.try_emplace(off, c);
+  if (fresh) return Status::Ok();
+  IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("+", std::vector<Value>{e->second.value, c.value}));
+  const Ref both[] = {e->second, c};
+  e->second = {Emit(NodeKind::kPrimitive, "+", both, sum, LocOf(target), PrimalOf(target)), sum};
+  return Status::Ok();
+}
+
+Status Emitter::Materialize(uint64_t st, NodeId target) {
+  auto it = pending_.find(st);
+  if (it == pending_.end()) return Status::Ok();
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  const Tensor& x = p.primal.tensor();
+  std::vector<std::pair<int64_t, Ref>> elems(p.elems.begin(), p.elems.end());
+  std::sort(elems.begin(), elems.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const Location loc = LocOf(target);
+  const NodeId of = PrimalOf(target);
+  const Value one = Value::I64(1);
+  std::vector<Ref> pieces;
+  auto zeros = [&](int64_t len) {
+    Value z = Value::MakeTensor(Tensor::Zeros(x.dtype, {len}));
+    pieces.push_back({Emit(NodeKind::kConstant, "", {}, z, loc, of), z});
+  };
+  int64_t at = 0;
+  for (auto& [off, r] : elems) {
+    if (off > at) zeros(off - at);
+    Ref s = r;
+    if (s.value.to_double() == 0 && std::signbit(s.value.to_double())) {
+      // Only additions of -0.0: a tensor adjoint adds into +0.0 (and the
+      // sweep's hold no -0.0), so this element is +0.0.
+      Value z = s.value.kind() == VKind::kF32 ? Value::F32(0) : Value::F64(0);
+      IRT_ASSIGN_OR_RETURN(Value sum, ApplyOp("+", std::vector<Value>{z, s.value}));
+      const Ref both[] = {{kNoNode, z}, s};
+      s = {Emit(NodeKind::kPrimitive, "+", both, sum, loc, of), sum};
+    }
+    if (s.node == kNoNode) s.node = Emit(NodeKind::kConstant, "", {}, s.value, loc, of);
+    IRT_ASSIGN_OR_RETURN(Value leaf, ApplyOp("fill", std::vector<Value>{s.value, one}));
+    const Ref args[] = {s, {kNoNode, one}};
+    pieces.push_back({Emit(NodeKind::kPrimitive, "fill", args, leaf, loc, of), leaf});
+    at = off + 1;
+  }
+  if (at < x.numel()) zeros(x.numel() - at);
+  while (pieces.size() > 1) {
+    std::vector<Ref> joined;
+    for (size_t i = 0; i + 1 < pieces.size(); i += 2) {
+      IRT_ASSIGN_OR_RETURN(
+          Value v, ApplyOp("cat", std::vector<Value>{one, pieces[i].value, pieces[i + 1].value}));
+      const Ref args[] = {{kNoNode, one}, pieces[i], pieces[i + 1]};
+      joined.push_back({Emit(NodeKind::kPrimitive, "cat", args, v, loc, of), std::move(v)});
+    }
+    if (pieces.size() % 2 != 0) joined.push_back(std::move(pieces.back()));
+    pieces = std::move(joined);
+  }
+  Ref t = std::move(pieces.front());
+  if (x.shape.size() != 1) {
+    std::vector<Ref> args{t};
+    std::vector<Value> vals{t.value};
+    for (int64_t d : x.shape) {
+      args.push_back({kNoNode, Value::I64(d)});
+      vals.push_back(Value::I64(d));
+    }
+    IRT_ASSIGN_OR_RETURN(Value v, ApplyOp("reshape", vals));
+    t = {Emit(NodeKind::kPrimitive, "reshape", args, v, loc, of), std::move(v)};
+  }
+  adj_[st] = std::move(t);
+  return Status::Ok();
+}
+
+Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
+  const uint64_t to = e_.Slot(target);
+  auto src = pending_.find(from);
+  if (src == pending_.end()) return Accumulate(target, adj_[from]);
+  auto dst = pending_.find(to);
+  if (!adj_[to].absent() || (dst != pending_.end() && dst->second.primal.tensor().shape !=
+                                                          src->second.primal.tensor().shape)) {
+    IRT_RETURN_IF_ERROR(Materialize(from, from_id));
+    return Accumulate(target, adj_[from]);
+  }
+  if (dst == pending_.end()) {
+    Pending p = std::move(src->second);
+    pending_.erase(src);
+    pending_.emplace(to, std::move(p));
+    return Status::Ok();
+  }
+  // Both pending: the target's sums plus the pass-through's, element by
+  // element, in offset order.
+  std::vector<std::pair<int64_t, Ref>> elems(src->second.elems.begin(), src->second.elems.end());
+  pending_.erase(src);
+  std::sort(elems.begin(), elems.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [off, r] : elems) {
+    IRT_RETURN_IF_ERROR(AddInto(pending_.find(to)->second, off, r, target));
+  }
+  return Status::Ok();
+}
+
 Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx) {
   uint64_t st = e_.Slot(target);
+  if (adj_[st].absent()) {
+    IRT_ASSIGN_OR_RETURN(bool added, AddElement(st, target, v, idx));
+    if (added) return Status::Ok();
+  }
+  IRT_RETURN_IF_ERROR(Materialize(st, target));
   Ref acc = adj_[st];
   NodeId primal = PrimalOf(target);
   if (acc.absent()) {
@@ -419,7 +578,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   for (NodeId id = n; id-- > 0;) {
     if (!e_.Varied(id)) continue;
     --slot;
-    if (adj_[slot].absent()) continue;
+    if (adj_[slot].absent() && (pending_.empty() || !pending_.contains(slot))) continue;
     e_.Trim();
     GradEngine::Loc l = e_.Locate(id);
     // As the sweep: chunks below are decoded again on the second core.
@@ -429,19 +588,21 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
       case NodeKind::kReturn: {
         NodeId m = e_.RuledMarker(l, id);
         if (m != kNoNode) {
-          IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, m, e_.Cls(e_.Locate(m)).rule));
+          IRT_RETURN_IF_ERROR(Materialize(slot, id));
+          IRT_RETURN_IF_ERROR(ApplyRule(e_.Locate(id), id, slot, m, e_.Cls(e_.Locate(m)).rule));
           break;
         }
         [[fallthrough]];
       }
       case NodeKind::kArgument: {
         NodeId t = e_.PassTarget(l, id);
-        if (t != kNoNode && e_.Varied(t)) IRT_RETURN_IF_ERROR(Accumulate(t, adj_[slot]));
+        if (t != kNoNode && e_.Varied(t)) IRT_RETURN_IF_ERROR(PassPending(slot, id, t));
         break;
       }
       case NodeKind::kPrimitive:
       case NodeKind::kSpecial:
-        IRT_RETURN_IF_ERROR(ApplyRule(l, id, slot, kNoNode, k.rule));
+        IRT_RETURN_IF_ERROR(Materialize(slot, id));
+        IRT_RETURN_IF_ERROR(ApplyRule(e_.Locate(id), id, slot, kNoNode, k.rule));
         break;
       default:
         break;
@@ -453,6 +614,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   for (uint32_t pos : returned) {
     for (const ArgumentDerivative& a : e_.args()) {
       if (a.pos != pos) continue;
+      if (e_.Varied(a.id)) IRT_RETURN_IF_ERROR(Materialize(e_.Slot(a.id), a.id));
       Ref ref = e_.Varied(a.id) ? adj_[e_.Slot(a.id)] : Ref{};
       if (ref.absent()) {
         IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{a.value}));

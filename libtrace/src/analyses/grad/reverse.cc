@@ -142,33 +142,26 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
   }
   IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
   const std::vector<int64_t>& shape = a->t.shape;
-  int64_t n = a->t.numel();
-  int64_t off = 0;
-  auto index = [&](size_t d, int64_t* out) -> bool {
+  if (nidx != 1 && nidx != shape.size()) {
+    return InvalidArgument("wrong number of indices adding into the adjoint of " +
+                           NodeName(target));
+  }
+  int64_t small[8];
+  std::vector<int64_t> big;
+  int64_t* index = small;
+  if (nidx > 8) {
+    big.resize(nidx);
+    index = big.data();
+  }
+  bool whole = true;
+  for (size_t d = 0; d < nidx && whole; ++d) {
     double x = vidx ? vidx[d].to_double() : idx[d];
-    if (x != std::trunc(x)) return false;
-    *out = static_cast<int64_t>(x);
-    return true;
-  };
-  if (nidx == 1) {
-    int64_t i;
-    if (!index(0, &i) || i < 1 || i > n) {
-      return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
-    }
-    off = i - 1;  // a linear index is row-major, as getindex takes it (irt/ops.h)
-  } else {
-    if (nidx != shape.size()) {
-      return InvalidArgument("wrong number of indices adding into the adjoint of " +
-                             NodeName(target));
-    }
-    for (size_t d = 0; d < nidx; ++d) {
-      int64_t i;
-      if (!index(d, &i) || i < 1 || i > shape[d]) {
-        return InvalidArgument("index out of bounds adding into the adjoint of " +
-                               NodeName(target));
-      }
-      off = off * shape[d] + (i - 1);
-    }
+    whole = x == std::trunc(x) && std::fabs(x) < 0x1p62;
+    index[d] = whole ? static_cast<int64_t>(x) : 0;
+  }
+  const int64_t off = whole ? ElementOffset(shape, std::span<const int64_t>(index, nidx)) : -1;
+  if (off < 0) {
+    return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
   }
   if (a->t.dtype == DType::kF64) {
     a->t.f64()[off] += g;
