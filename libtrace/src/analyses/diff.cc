@@ -178,6 +178,7 @@ Differ::Differ(const Trace& a, const Trace& b, const DiffOptions& o) : o_(o) {
   for (int k = 0; k < 2; ++k) {
     raw_[k] = std::make_unique<RawNodes>(*t_[k]);
     raw_ref_[k] = std::make_unique<RawNodes>(*t_[k]);
+    behind_[k].emplace(*t_[k], internal::LeaveBehind::kForward, 0);
   }
   tol_.rtol = o.rtol;
   tol_.atol = o.atol;
@@ -591,8 +592,7 @@ void Differ::ReleaseBehind(const Frame& f) {
   for (int s = 0; s < 2; ++s) {
     const NodeId next = f.s[s].next;
     if (next == kNoNode || next >= t_[s]->size()) continue;
-    const uint32_t ci = t_[s]->chunk_of(next);
-    while (released_[s] + 1 < ci) t_[s]->ReleaseColumns(released_[s]++);
+    behind_[s]->In(t_[s]->chunk_of(next));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "io/column_reader.h"
+#include "io/leave_behind.h"
 #include "irt/diff.h"
 #include "irt/output.h"
 #include "irt/trace.h"
@@ -227,7 +229,7 @@ class Differ final : public DiffWalk {
   // before the next child of the innermost frame (whose position only
   // grows): a chunk read again later is decoded again and kept.
   void ReleaseBehind(const Frame& f);
-  uint32_t released_[2] = {0, 0};
+  std::optional<internal::LeaveBehind> behind_[2];
   DiffOptions o_;
   Tolerance tol_;
   FormatOptions fo_;

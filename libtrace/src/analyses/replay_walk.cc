@@ -15,6 +15,7 @@
 #include "io/chunk_rebuild.h"
 #include "io/column_reader.h"
 #include "io/control_flow.h"
+#include "io/leave_behind.h"
 #include "irt/graph.h"
 #include "irt/ops.h"
 
@@ -139,10 +140,6 @@ class Walker {
     return Current(o.ref);
   }
   Status Enter(uint32_t ci);
-  // The input's chunks before ci - 1 have their decoded columns given
-  // back, once each (transient columns: a chunk read again is decoded
-  // again and kept).
-  uint32_t released_ = 0;
   // Rebuilt chunks before ci - 1 keep their bytes only (what the output
   // needs); a value read from one, or a late edit to it, decodes its
   // columns again from the bytes (RebuiltColumns), and they are kept.
@@ -174,6 +171,9 @@ class Walker {
 
   const Trace& t_;
   const PrimitiveTable& table_;
+  // The input's chunks before ci - 1 have their decoded columns given back
+  // as the walk enters chunk ci.
+  internal::LeaveBehind behind_{t_, internal::LeaveBehind::kForward, 0};
   bool prefix_;
   ReplayResult* r_;
   std::map<uint32_t, internal::Rebuilt>* rebuilt_;
@@ -216,7 +216,7 @@ Result<Value> Walker::Current(NodeId id) const {
 
 Status Walker::Enter(uint32_t ci) {
   if (cur_.index != ~0u) IRT_RETURN_IF_ERROR(Finalize(~0u));
-  while (released_ + 1 < ci) t_.ReleaseColumns(released_++);
+  behind_.In(ci);
   SlimBehind(ci);
   IRT_ASSIGN_OR_RETURN(const internal::ChunkColumns* c, internal::ColumnsOf(t_, ci));
   cur_ = Cur();

@@ -8,6 +8,7 @@
 
 #include "graph/path.h"
 #include "io/column_reader.h"
+#include "io/leave_behind.h"
 
 namespace irt {
 
@@ -57,13 +58,10 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
     // unless the trace reads with transient columns).
     out.push_back({call.end, call.end, false});
     NodeId i = call.end;
-    uint32_t right = trace.chunk_of(call.end);
-    for (uint64_t step = 1; i > call.id + 1; ++step) {
+    internal::LeaveBehind behind(trace, internal::LeaveBehind::kBackward, call.end);
+    while (i > call.id + 1) {
       --i;
-      if (step % 4096 == 0) {
-        const uint32_t c = trace.chunk_of(i);
-        while (right > c + 1) trace.ReleaseColumns(right--);
-      }
+      behind.Step(i);
       IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
       if (IsCloser(v.kind())) {
         NodeId m = v.closes();
@@ -86,12 +84,9 @@ Result<std::vector<Segment>> BodySegments(const Trace& trace, const Child& call)
   // An unfinished call (partial trace): scan forward, counting depth, and
   // give back the chunks left behind as above.
   uint64_t depth = 0;
-  uint32_t left = trace.chunk_of(call.id);
+  internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward, call.id);
   for (NodeId i = call.id + 1; i < trace.size(); ++i) {
-    if ((i - call.id) % 4096 == 0) {
-      const uint32_t c = trace.chunk_of(i);
-      while (left + 1 < c) trace.ReleaseColumns(left++);
-    }
+    behind.Step(i);
     IRT_ASSIGN_OR_RETURN(NodeView v, trace.node(i));
     if (depth == 0) {
       if (v.kind() == NodeKind::kCall) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/column_reader.h"
+#include "io/leave_behind.h"
 
 namespace irt::internal {
 
@@ -109,12 +110,9 @@ Result<Child> ScanChild(Kinds& kinds, NodeId marker, uint64_t pos, uint64_t* chi
   ForwardWalk fw(marker, t.size(), /*want_end=*/false);
   Child child;
   *found = false;
-  uint32_t left = t.chunk_of(marker);
-  for (uint64_t step = 1;; ++step) {
-    if (step % 4096 == 0 && fw.at() < t.size()) {
-      const uint32_t c = t.chunk_of(fw.at());
-      while (left + 1 < c) t.ReleaseColumns(left++);
-    }
+  LeaveBehind behind(t, LeaveBehind::kForward, marker);
+  for (;;) {
+    if (fw.at() < t.size()) behind.Step(fw.at());
     IRT_ASSIGN_OR_RETURN(bool done, fw.Step(kinds, pos - 1, &child));
     if (child.id != kNoNode) {
       *found = true;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <optional>
 
+#include "io/leave_behind.h"
 #include "irt/json.h"
 #include "print/notation.h"
 
@@ -26,26 +27,6 @@ internal::NotationOptions Notation(const PrintOptions& opts) {
   no.show_meta = opts.show_meta;
   return no;
 }
-
-// A listing reads the trace forward (each body it enters is first walked
-// back from its end, see BodySegments): the decoded chunks it has left, all
-// but the one printed and the one before it, are given back every 4096
-// nodes, so that printing a long trace holds a few chunks, not the trace.
-// A chunk read again later is decoded again (NodeView) and kept.
-class LeaveBehind {
- public:
-  explicit LeaveBehind(const Trace& trace) : trace_(trace) { trace.UseTransientColumns(); }
-  void Printed(NodeId id) {
-    if (++printed_ % 4096 != 0) return;
-    const uint32_t c = trace_.chunk_of(id);
-    while (released_ + 1 < c) trace_.ReleaseColumns(released_++);
-  }
-
- private:
-  const Trace& trace_;
-  uint64_t printed_ = 0;
-  uint32_t released_ = 0;
-};
 
 Status AppendNodeLine(std::string& out, const Trace& trace, const CallBody& body, size_t pos,
                       const PrintOptions& opts) {
@@ -216,8 +197,12 @@ Result<std::string> FormatNode(const Trace& trace, const CallBody& body, size_t 
 }
 
 Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out) {
-  LeaveBehind behind(trace);
+  // A listing reads the trace forward (each body it enters is first walked
+  // back from its end, see BodySegments) and gives back the chunks it has
+  // passed, so that printing a long trace holds a few chunks.
+  trace.UseTransientColumns();
   IRT_ASSIGN_OR_RETURN(Head head, FindHead(trace, opts.node_path));
+  internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward, head.node.id);
   std::string line;
   IRT_RETURN_IF_ERROR(AppendHeadLine(line, trace, head, opts));
   line += '\n';
@@ -244,7 +229,7 @@ Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out) {
     line += '\n';
     out.Write(line);
     Child c = f.body[pos];
-    behind.Printed(c.id);
+    behind.Step(c.id);
     if (c.is_call() && (opts.levels == 0 || f.level + 1 <= opts.levels)) {
       uint32_t level = f.level + 1;
       IRT_ASSIGN_OR_RETURN(CallBody inner, CallBody::Load(trace, c));
@@ -255,8 +240,9 @@ Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out) {
 }
 
 Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
-  LeaveBehind behind(trace);
+  trace.UseTransientColumns();  // as PrintText
   IRT_ASSIGN_OR_RETURN(Head head, FindHead(trace, opts.node_path));
+  internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward, head.node.id);
   std::string s;
   s += "{\"format\":{\"major\":";
   AppendU(s, trace.format_major());
@@ -312,7 +298,7 @@ Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
     if (pos > 0) s += ',';
     Child c = f.body[pos];
     IRT_RETURN_IF_ERROR(JsonNode(s, trace, &f.body, c, static_cast<int64_t>(pos), opts));
-    behind.Printed(c.id);
+    behind.Step(c.id);
     uint32_t level = f.level + 1;
     IRT_RETURN_IF_ERROR(open_children(c, level));
     if (s.size() > (1 << 16)) {
