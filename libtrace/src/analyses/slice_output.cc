@@ -319,9 +319,15 @@ Status PrintSliceList(const Trace& trace, const Slice& slice, const PrintOptions
     line.append(2 * std::min<size_t>(level, opts.max_indent), ' ');
   };
   NodeId x = root.id + 1;
+  // The next selected node and the next context node at or after x, each
+  // searched for again only once x has passed it (a search runs to the next
+  // set bit, and context nodes are few: searching at every node would scan
+  // the rest of the trace each time).
+  NodeId a = 0, b = 0;
   while (!stack.empty() && !out.failed()) {
     // Next node that is selected or a context marker/closer.
-    NodeId a = s.selected.NextSet(x), b = s.context.NextSet(x);
+    if (a != kNoNode && a < x) a = s.selected.NextSet(x);
+    if (b != kNoNode && b < x) b = s.context.NextSet(x);
     NodeId next = std::min(a, b);
     if (next == kNoNode) break;
     x = next + 1;
