@@ -24,6 +24,7 @@
 #include "graph/path.h"
 #include "io/column_reader.h"
 #include "io/control_flow.h"
+#include "io/leave_behind.h"
 
 namespace irt {
 
@@ -295,7 +296,9 @@ class BackwardWalk {
   }
 
   Status Loop(NodeId i) {
+    internal::LeaveBehind behind(w_.trace, internal::LeaveBehind::kBackward, i);
     while (!stack_.empty()) {
+      behind.Step(i);
       if (Done()) return Finish();
       BackFrame* top = &stack_.back();
       if (i == top->marker) {
@@ -395,7 +398,9 @@ class ForwardWalk {
   Status RunGlobal(const std::vector<Child>& chain, const RawNode& start, bool start_is_jump) {
     PushChain(chain);
     IRT_RETURN_IF_ERROR(SelectStart(start, start_is_jump, false));
+    internal::LeaveBehind behind(w_.trace, internal::LeaveBehind::kForward, start.id());
     for (NodeId i = start.id() + 1; i < w_.trace.size() && !stack_.empty(); ++i) {
+      behind.Step(i);
       RawNode n;
       IRT_RETURN_IF_ERROR(w_.reader.Read(i, &n));
       NodeKind k = n.kind();
@@ -425,8 +430,10 @@ class ForwardWalk {
                   const RawNode& start, bool start_is_jump, bool unit) {
     PushChain(chain);
     IRT_RETURN_IF_ERROR(SelectStart(start, start_is_jump, unit));
+    internal::LeaveBehind behind(w_.trace, internal::LeaveBehind::kForward, start.id());
     for (size_t p = pos + 1; p < body.size() && !stack_.empty(); ++p) {
       Child c = body[p];
+      behind.Step(c.id);
       if (!c.is_call()) {
         IRT_ASSIGN_OR_RETURN(RawNode n, w_.reader.Get(c.id));
         IRT_RETURN_IF_ERROR(Visit(n));
@@ -543,6 +550,9 @@ class ForwardWalk {
 }  // namespace
 
 Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const SliceOptions& opts) {
+  // The walks read the trace in one direction and give back the chunks
+  // they have left, as the output does after them.
+  if (internal::WorthGivingBack(trace)) trace.UseTransientColumns();
   IRT_ASSIGN_OR_RETURN(internal::NodePath loc, Locate(trace, path));
   Slice slice;
   Slice::Impl& s = *slice.impl_;
@@ -564,7 +574,8 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
   NodeId start = loc.node.is_call() ? loc.node.end : loc.node.id;
   if (call && opts.through_calls) chain.push_back(loc.node);
   const bool local = !opts.through_calls;
-  IRT_ASSIGN_OR_RETURN(RawNode sn, w.reader.Get(start));
+  RawNode sn;
+  IRT_ASSIGN_OR_RETURN(sn, w.reader.Get(start));
   const bool is_jump = sn.kind() == NodeKind::kJump;
   if (is_jump && !opts.control) {
     return UsageError("node " + s.path +
@@ -584,6 +595,8 @@ Result<Slice> ComputeSlice(const Trace& trace, std::string_view path, const Slic
   } else if (local) {
     // Within the body that holds the node: load it (the path did not).
     IRT_ASSIGN_OR_RETURN(CallBody body, CallBody::Load(trace, loc.chain.back()));
+    // The walk back over the body may have given back the start's chunk.
+    IRT_ASSIGN_OR_RETURN(sn, w.reader.Get(start));
     ForwardWalk f(w);
     IRT_RETURN_IF_ERROR(f.RunLocal(chain, body, static_cast<size_t>(loc.pos), sn, is_jump, call));
   } else {

@@ -13,6 +13,7 @@
 #include "graph/bits.h"
 #include "io/column_reader.h"
 #include "io/control_flow.h"
+#include "io/leave_behind.h"
 #include "irt/slice.h"
 #include "irt/writer.h"
 
@@ -181,12 +182,15 @@ Status WriteSliceTrace(const Trace& trace, const Slice& slice, Output& out) {
   };
   uint64_t lo = std::min({s.selected.lo_word(), s.context.lo_word(), s.refd.lo_word()});
   uint64_t hi = std::max({s.selected.hi_word(), s.context.hi_word(), s.refd.hi_word()});
+  internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward,
+                               std::min<NodeId>(lo * 64, trace.size() - 1));
   for (uint64_t w = lo; w < hi && writer.status().ok() && !out.failed(); ++w) {
     uint64_t bits = ranks.Word(w);
     while (bits != 0) {
       NodeId x = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
       bits &= bits - 1;
       ranks.Reach(x);
+      behind.Step(x);
       RawNode n;
       IRT_RETURN_IF_ERROR(reader.Read(x, &n));
       NodeKind k = n.kind();
@@ -319,6 +323,7 @@ Status PrintSliceList(const Trace& trace, const Slice& slice, const PrintOptions
     line.append(2 * std::min<size_t>(level, opts.max_indent), ' ');
   };
   NodeId x = root.id + 1;
+  internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward, root.id);
   // The next selected node and the next context node at or after x, each
   // searched for again only once x has passed it (a search runs to the next
   // set bit, and context nodes are few: searching at every node would scan
@@ -331,6 +336,7 @@ Status PrintSliceList(const Trace& trace, const Slice& slice, const PrintOptions
     NodeId next = std::min(a, b);
     if (next == kNoNode) break;
     x = next + 1;
+    behind.Step(next);
     Frame& top = stack.back();
     if (next > top.call.end) return Internal("slice listing: node outside its call");
     IRT_ASSIGN_OR_RETURN(const CallBody* body, body_of(top));

@@ -162,6 +162,7 @@ class BackwardWalk {
   // Once the walk is over: the body's number of children, and its child at
   // 1-based `pos` (<= children()).
   uint64_t children() const { return children_; }
+  NodeId at() const { return j_; }
   Child At(uint64_t pos) const {
     uint64_t from_end = children_ - pos;  // children after it
     for (const Segment& s : segs_) {
@@ -201,8 +202,13 @@ Result<Child> FindChild(Kinds& kinds, const Child& call, uint64_t pos, uint64_t*
   if (call.end != kNoNode) bw.emplace(call);
   Child child;
   bool fw_done = false;
+  // Each walk gives back the chunks it leaves: they move apart from the
+  // ends, and one of them answers before they meet.
+  LeaveBehind ahead(kinds.trace(), LeaveBehind::kForward, call.id);
+  LeaveBehind back(kinds.trace(), LeaveBehind::kBackward, bw ? call.end : call.id);
   for (;;) {
     if (!fw_done) {
+      if (fw.at() < size) ahead.Step(fw.at());
       IRT_ASSIGN_OR_RETURN(fw_done, fw.Step(kinds, pos - 1, &child));
       if (child.id != kNoNode) {
         *found = true;
@@ -219,6 +225,7 @@ Result<Child> FindChild(Kinds& kinds, const Child& call, uint64_t pos, uint64_t*
       }
     }
     if (bw) {
+      back.Step(bw->at());
       IRT_ASSIGN_OR_RETURN(bool done, bw->Step(kinds));
       if (done) {
         *children = bw->children();

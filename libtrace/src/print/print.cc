@@ -200,7 +200,7 @@ Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out) {
   // A listing reads the trace forward (each body it enters is first walked
   // back from its end, see BodySegments) and gives back the chunks it has
   // passed, so that printing a long trace holds a few chunks.
-  trace.UseTransientColumns();
+  if (internal::WorthGivingBack(trace)) trace.UseTransientColumns();
   IRT_ASSIGN_OR_RETURN(Head head, FindHead(trace, opts.node_path));
   internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward, head.node.id);
   std::string line;
@@ -240,7 +240,7 @@ Status PrintText(const Trace& trace, const PrintOptions& opts, Output& out) {
 }
 
 Status PrintJson(const Trace& trace, const PrintOptions& opts, Output& out) {
-  trace.UseTransientColumns();  // as PrintText
+  if (internal::WorthGivingBack(trace)) trace.UseTransientColumns();  // as PrintText
   IRT_ASSIGN_OR_RETURN(Head head, FindHead(trace, opts.node_path));
   internal::LeaveBehind behind(trace, internal::LeaveBehind::kForward, head.node.id);
   std::string s;

@@ -1,8 +1,8 @@
-// Listings of traces read in many small chunks: irt/print.h gives back the
-// decoded chunks it has left (transient columns), and the listing is the
-// same as the one of the trace in a single chunk; and the rule that lets a
-// chunk that opens and closes no call be given back before the chunks in
-// front of it are checked (Trace::ReleaseColumns).
+// Traces read in many small chunks by the analyses that give back the
+// decoded chunks they have left (transient columns, internal::LeaveBehind):
+// listings and slices are the same as those of the trace in one chunk. And
+// the rule that lets a chunk that opens and closes no call be given back
+// before the chunks in front of it are checked (Trace::ReleaseColumns).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -12,6 +12,7 @@
 #include "ir_test_util.h"
 #include "irt/graph.h"
 #include "irt/print.h"
+#include "irt/slice.h"
 #include "irt/trace.h"
 
 namespace irt {
@@ -49,7 +50,7 @@ std::vector<Program> Programs() {
           {"fib.ir", "fib", {Value::I64(12)}}};
 }
 
-TEST(PrintChunksTest, ListingDoesNotDependOnChunks) {
+TEST(GivenBackTest, ListingDoesNotDependOnChunks) {
   for (const Program& p : Programs()) {
     SCOPED_TRACE(p.fn);
     std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + p.file;
@@ -74,12 +75,74 @@ TEST(PrintChunksTest, ListingDoesNotDependOnChunks) {
   }
 }
 
+// Slices computed and written (as a trace, and as a list) from traces in
+// 7-node chunks, backward and forward, within a body and through calls,
+// with control dependences: the same as from the trace in one chunk.
+TEST(GivenBackTest, SlicesDoNotDependOnChunks) {
+  for (const Program& p : Programs()) {
+    SCOPED_TRACE(p.fn);
+    std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + p.file;
+    std::string small = TempPath(std::string(p.fn) + "-slice-small.fb");
+    std::string one = TempPath(std::string(p.fn) + "-slice-one.fb");
+    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 7, small).ok());
+    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 1u << 20, one).ok());
+    struct Spec {
+      const char* path;
+      SliceDirection d;
+      bool through, control;
+    };
+    std::vector<Spec> specs = {{"@", SliceDirection::kBackward, false, false},
+                               {"@", SliceDirection::kBackward, true, true},
+                               {"@2", SliceDirection::kForward, true, false},
+                               {"@2", SliceDirection::kForward, false, true}};
+    // From the middle of h's loop: the walk back over the body (to find
+    // where the start is in it) gives back the start's chunk.
+    if (std::string(p.fn) == "h")
+      specs.push_back({"@50002", SliceDirection::kForward, false, false});
+    for (const Spec& k : specs) {
+      SCOPED_TRACE(std::string(k.path) + (k.d == SliceDirection::kBackward ? " back" : " fwd") +
+                   (k.through ? " -t" : "") + (k.control ? " -c" : ""));
+      SliceOptions o;
+      o.direction = k.d;
+      o.through_calls = k.through;
+      o.control = k.control;
+      std::string want_list, want_trace;
+      for (const std::string& path : {one, small}) {
+        Trace t = Open(path);
+        auto s = ComputeSlice(t, k.path, o);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        std::string list_path = TempPath("slice.txt"), trace_path = TempPath("slice.fb");
+        {
+          auto out = Output::Open(list_path);
+          ASSERT_TRUE(out.ok());
+          ASSERT_TRUE(PrintSliceList(t, *s, {}, **out).ok());
+          ASSERT_TRUE((*out)->Commit().ok());
+          auto tout = Output::Open(trace_path);
+          ASSERT_TRUE(tout.ok());
+          ASSERT_TRUE(WriteSliceTrace(t, *s, **tout).ok());
+          ASSERT_TRUE((*tout)->Commit().ok());
+        }
+        std::string list = testing::ReadFile(list_path);
+        std::string listed = Printed(Open(trace_path), {}, false);
+        if (path == one) {
+          want_list = list;
+          want_trace = listed;
+          EXPECT_GT(list.size(), 20u);
+        } else {
+          EXPECT_EQ(list, want_list);
+          EXPECT_EQ(listed, want_trace);
+        }
+      }
+    }
+  }
+}
+
 // A chunk that opens and closes no call (a stretch of a loop) can be given
 // back before the chunks in front of it are verified, and read again; a
 // chunk that opens or closes one cannot until the chunks before it are
 // checked (its closers against the calls they leave open). The trace still
 // verifies in order afterwards.
-TEST(PrintChunksTest, ChunksWithoutCallsGoBackBeforeTheyAreChecked) {
+TEST(GivenBackTest, ChunksWithoutCallsGoBackBeforeTheyAreChecked) {
   std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/looprec.ir";
   std::string path = TempPath("looprec-release.fb");
   ASSERT_TRUE(TraceInChunks(module, "looprec", {Value::F64(0.5), Value::I64(30)}, 7, path).ok());
