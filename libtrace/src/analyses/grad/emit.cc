@@ -3,6 +3,7 @@
 // each rule's reverse program with an observer that emits its instructions.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,38 @@ using internal::grad::ScalarDouble;
 using internal::grad::ScalarValue;
 
 namespace {
+
+// Per-slot storage in pages allocated when first written and given back
+// once the sweep has passed them: it walks the slots from the last down and
+// adds only into slots below the one it is at, so only the slots between it
+// and the lowest one written to are held, not one per active node.
+template <class T>
+class SlotPages {
+ public:
+  static constexpr unsigned kShift = 12;
+  static constexpr uint64_t kPage = uint64_t{1} << kShift;
+  void Reset(uint64_t n) {
+    pages_.clear();
+    pages_.resize((n >> kShift) + 1);
+  }
+  T& operator[](uint64_t s) {
+    std::unique_ptr<T[]>& p = pages_[s >> kShift];
+    if (!p) p = std::make_unique<T[]>(kPage);
+    return p[s & (kPage - 1)];
+  }
+  const T& Get(uint64_t s) const {
+    static const T none{};
+    const std::unique_ptr<T[]>& p = pages_[s >> kShift];
+    return p ? p[s & (kPage - 1)] : none;
+  }
+  // Gives back the page of slot s (none of its slots is read again).
+  void Release(uint64_t s) {
+    if ((s >> kShift) < pages_.size()) pages_[s >> kShift].reset();
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> pages_;
+};
 
 // Writes the backward pass as a trace: a flat root body holding the
 // recomputed active primal, then the adjoint nodes, then the return.
@@ -118,7 +151,7 @@ class Emitter : public internal::ProgramObserver {
   std::unordered_map<NodeId, NodeId> root_new_;    // original root argument -> its copy
   std::unordered_map<NodeId, NodeId> constants_;   // original inactive node -> Constant copy
   std::vector<NodeId> prim_;                       // by slot: the active node's primal copy
-  std::vector<Ref> adj_;                           // by slot: the adjoint so far
+  SlotPages<Ref> adj_;                             // by slot: the adjoint so far
   std::unordered_map<uint64_t, Pending> pending_;  // by slot, where adj_ is absent
   std::vector<Ref> regs_;                          // registers of the program running
   std::vector<OperandVal> ops_;
@@ -407,12 +440,12 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
 Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
   const uint64_t to = e_.Slot(target);
   auto src = pending_.find(from);
-  if (src == pending_.end()) return Accumulate(target, adj_[from]);
+  if (src == pending_.end()) return Accumulate(target, adj_.Get(from));
   auto dst = pending_.find(to);
-  if (!adj_[to].absent() || (dst != pending_.end() && dst->second.primal.tensor().shape !=
-                                                          src->second.primal.tensor().shape)) {
+  if (!adj_.Get(to).absent() || (dst != pending_.end() && dst->second.primal.tensor().shape !=
+                                                              src->second.primal.tensor().shape)) {
     IRT_RETURN_IF_ERROR(Materialize(from, from_id));
-    return Accumulate(target, adj_[from]);
+    return Accumulate(target, adj_.Get(from));
   }
   if (dst == pending_.end()) {
     Pending p = std::move(src->second);
@@ -434,12 +467,12 @@ Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
 
 Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx) {
   uint64_t st = e_.Slot(target);
-  if (adj_[st].absent()) {
+  if (adj_.Get(st).absent()) {
     IRT_ASSIGN_OR_RETURN(bool added, AddElement(st, target, v, idx));
     if (added) return Status::Ok();
   }
   IRT_RETURN_IF_ERROR(Materialize(st, target));
-  Ref acc = adj_[st];
+  Ref acc = adj_.Get(st);
   NodeId primal = PrimalOf(target);
   if (acc.absent()) {
     GradEngine::Loc l = e_.Locate(target);
@@ -494,8 +527,8 @@ Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, No
     }
     values[arity] = y;
     regs_[arity] = {prim_[slot], y};
-    values[arity + 1] = adj_[slot].value;
-    regs_[arity + 1] = adj_[slot];
+    values[arity + 1] = adj_.Get(slot).value;
+    regs_[arity + 1] = adj_.Get(slot);
     cur_loc_ = LocOf(o.target);
     cur_of_ = PrimalOf(o.target);
     Status s = internal::RunValues(p, values, f32, this);
@@ -567,7 +600,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     }
   }
   // The adjoints, in reverse order.
-  adj_.assign(e_.num_active(), Ref{});
+  adj_.Reset(e_.num_active());
   NodeId res = n - 1;
   if (e_.Varied(res)) {
     NodeId seed = Emit(NodeKind::kConstant, "", {}, r.seed, LocOf(res), PrimalOf(res));
@@ -578,7 +611,9 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   for (NodeId id = n; id-- > 0;) {
     if (!e_.Varied(id)) continue;
     --slot;
-    if (adj_[slot].absent() && (pending_.empty() || !pending_.contains(slot))) continue;
+    // Entering a page of slots: the one above is done with.
+    if ((slot & (SlotPages<Ref>::kPage - 1)) == SlotPages<Ref>::kPage - 1) adj_.Release(slot + 1);
+    if (adj_.Get(slot).absent() && (pending_.empty() || !pending_.contains(slot))) continue;
     e_.Trim();
     GradEngine::Loc l = e_.Locate(id);
     // As the sweep: chunks below are decoded again on the second core.
@@ -615,7 +650,7 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     for (const ArgumentDerivative& a : e_.args()) {
       if (a.pos != pos) continue;
       if (e_.Varied(a.id)) IRT_RETURN_IF_ERROR(Materialize(e_.Slot(a.id), a.id));
-      Ref ref = e_.Varied(a.id) ? adj_[e_.Slot(a.id)] : Ref{};
+      Ref ref = e_.Varied(a.id) ? adj_.Get(e_.Slot(a.id)) : Ref{};
       if (ref.absent()) {
         IRT_ASSIGN_OR_RETURN(Value z, ApplyOp("zero", std::vector<Value>{a.value}));
         ref = {kNoNode, z};
