@@ -456,6 +456,40 @@ TEST(GradTest, AnnotatedTraceCarriesAdjoints) {
   EXPECT_TRUE(BitEqual(*arg->meta("adjoint"), r->arguments[1].derivative));
 }
 
+// The annotated trace reads its chunks again after the passes, through the
+// engine's bounded set of decoded chunks: whatever the budget, the same
+// bytes, and each node's adjoint is the gradient's (looprec in 16-node
+// chunks: references reach far back).
+TEST(GradTest, AnnotatedTraceIsTheSameWhateverTheColumnBudget) {
+  std::string text = ReadFile(Source("testdata/ir/looprec.ir"));
+  WriterOptions small;
+  small.chunk_nodes = 16;
+  std::string path = TraceIR(text, "looprec", {Value::F64(1.01), Value::I64(30)}, small);
+  std::optional<std::string> first;
+  for (uint64_t budget : {uint64_t{1} << 30, uint64_t{1}, uint64_t{0}}) {
+    SCOPED_TRACE(budget);
+    auto t = Trace::Open(path);
+    ASSERT_TRUE(t.ok());
+    std::string out_path = TempPath("annotated-budget.fb");
+    auto out = Output::Open(out_path);
+    ASSERT_TRUE(out.ok());
+    GradOptions o;
+    o.column_budget = budget;
+    auto r = WriteAnnotated(*t, DefaultRules(), o, **out);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE((*out)->Commit().ok());
+    std::string bytes = ReadFile(out_path);
+    ASSERT_FALSE(bytes.empty());
+    if (!first) first = bytes;
+    EXPECT_TRUE(bytes == *first);
+    auto a = Trace::Open(out_path);
+    ASSERT_TRUE(a.ok());
+    auto x = a->node(2)->meta("adjoint");
+    ASSERT_TRUE(x);
+    EXPECT_TRUE(BitEqual(*x, DerivativeAt(*r, 2)));
+  }
+}
+
 // ---------------------------------------------------------------- random programs
 
 // Random scalar IR programs: arithmetic and smooth functions over a pool of

@@ -45,8 +45,10 @@ ClassSpec SpecOf(const internal::ChunkColumns& c, const internal::ClassFacts& fc
 
 }  // namespace
 
-Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
-                                  const GradOptions& options, Output& out) {
+namespace {
+
+Result<GradResult> WriteAnnotatedChecked(const Trace& trace, const RuleSet& rules,
+                                         const GradOptions& options, Output& out) {
   GradOptions opts;
   IRT_ASSIGN_OR_RETURN(GradResult r, Prepared(trace, options, &opts));
   opts.keep_adjoints = true;
@@ -60,6 +62,7 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
   std::unordered_map<NodeId, NodeId> marker_closer;
   for (NodeId id = trace.size(); id-- > 0;) {
     if (!e.Touched(id)) continue;
+    e.Trim();
     GradEngine::Loc l = e.Locate(id);
     if (e.Cls(l).f->kind == NodeKind::kReturn) marker_closer[e.RootMarkerOfRuledCloser(l, id)] = id;
   }
@@ -75,11 +78,14 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
       if (f.facts) w.RegisterControlFlow(std::string(f.name), *f.facts);
     }
     std::vector<ClassId> cls(c->classes.size(), ~0u);
-    e.set_last_chunk(ci);
     for (uint32_t local = 0; local < c->count; ++local) {
-      const internal::RawNode nd(c, local);
-      const NodeId id = nd.id();
+      // As the passes: the engine holds a bounded set of decoded chunks,
+      // given back at the top of the loop; locating the node decodes its
+      // chunk again if it was, before its columns are read.
+      e.Trim();
+      const NodeId id = c->base + local;
       GradEngine::Loc l = e.Locate(id);
+      const internal::RawNode nd(c, local);
       const ClassInfo& k = e.Cls(l);
       uint32_t ki = nd.class_index();
       if (cls[ki] == ~0u) cls[ki] = w.DefineClass(SpecOf(*c, nd.cls()));
@@ -106,6 +112,22 @@ Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
   IRT_RETURN_IF_ERROR(w.Finish());
   r.stats.write_seconds = Now() - t0;
   return r;
+}
+
+}  // namespace
+
+Result<GradResult> WriteAnnotated(const Trace& trace, const RuleSet& rules,
+                                  const GradOptions& options, Output& out) {
+  // As Differentiate: a bounded set of decoded chunks, checked and decoded
+  // on a second core ahead of the forward pass; the write reads the chunks
+  // in order again through the engine.
+  trace.UseTransientColumns();
+  trace.VerifyAhead();
+  try {
+    return WriteAnnotatedChecked(trace, rules, options, out);
+  } catch (const internal::grad::ColumnsLost& e) {
+    return e.status;
+  }
 }
 
 }  // namespace irt
