@@ -155,6 +155,12 @@ void Grad(const Trace& trace, Output& out) {
   if (r.ok()) (void)PrintGradient(*r, {}, out);
   reverse.keep_adjoints = true;
   (void)EmitGradientTrace(trace, DefaultRules(), reverse, out);
+  // The passes again, then the trace copied with each node's adjoint, in
+  // the smallest set of decoded chunks (every chunk given back and decoded
+  // again as the walks come back to it).
+  GradOptions annotate;
+  annotate.column_budget = 1;
+  (void)WriteAnnotated(trace, DefaultRules(), annotate, out);
   GradOptions forward;
   forward.mode = GradMode::kForward;
   forward.tangents = {{2, Value::F64(1.0)}};
