@@ -50,16 +50,24 @@ std::vector<Program> Programs() {
           {"fib.ir", "fib", {Value::I64(12)}}};
 }
 
+// The program traced in 7-node chunks (small) and in one chunk (one).
+struct Traced {
+  std::string small, one;
+};
+Traced TraceBoth(const Program& p) {
+  std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + p.file;
+  Traced t{TempPath(std::string(p.fn) + "-small.fb"), TempPath(std::string(p.fn) + "-one.fb")};
+  EXPECT_TRUE(TraceInChunks(module, p.fn, p.args, 7, t.small).ok());
+  EXPECT_TRUE(TraceInChunks(module, p.fn, p.args, 1u << 20, t.one).ok());
+  EXPECT_EQ(Open(t.one).chunks().size(), 1u);
+  EXPECT_GT(Open(t.small).chunks().size(), 100u);
+  return t;
+}
+
 TEST(GivenBackTest, ListingDoesNotDependOnChunks) {
   for (const Program& p : Programs()) {
     SCOPED_TRACE(p.fn);
-    std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + p.file;
-    std::string small = TempPath(std::string(p.fn) + "-small.fb");
-    std::string one = TempPath(std::string(p.fn) + "-one.fb");
-    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 7, small).ok());
-    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 1u << 20, one).ok());
-    ASSERT_EQ(Open(one).chunks().size(), 1u);
-    ASSERT_GT(Open(small).chunks().size(), 100u);
+    const auto [small, one] = TraceBoth(p);
     PrintOptions all, two, sub;
     two.levels = 2;
     sub.node_path = "@6";
@@ -81,11 +89,7 @@ TEST(GivenBackTest, ListingDoesNotDependOnChunks) {
 TEST(GivenBackTest, SlicesDoNotDependOnChunks) {
   for (const Program& p : Programs()) {
     SCOPED_TRACE(p.fn);
-    std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/" + p.file;
-    std::string small = TempPath(std::string(p.fn) + "-slice-small.fb");
-    std::string one = TempPath(std::string(p.fn) + "-slice-one.fb");
-    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 7, small).ok());
-    ASSERT_TRUE(TraceInChunks(module, p.fn, p.args, 1u << 20, one).ok());
+    const auto [small, one] = TraceBoth(p);
     struct Spec {
       const char* path;
       SliceDirection d;
