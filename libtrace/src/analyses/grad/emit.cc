@@ -114,6 +114,12 @@ class Emitter : public internal::ProgramObserver {
   struct Pending {
     Value primal;                            // the tensor: its dimensions and type
     std::unordered_map<int64_t, Ref> elems;  // by row-major offset
+    // The elements in offset order (the order in which they are written).
+    std::vector<std::pair<int64_t, Ref>> Sorted() const {
+      std::vector<std::pair<int64_t, Ref>> v(elems.begin(), elems.end());
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      return v;
+    }
   };
   // Adds v at idx into the pending adjoint of the tensor at `st` (whose
   // adjoint is otherwise absent); false, adding nothing, when v is not a
@@ -381,9 +387,7 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
   Pending p = std::move(it->second);
   pending_.erase(it);
   const Tensor& x = p.primal.tensor();
-  std::vector<std::pair<int64_t, Ref>> elems(p.elems.begin(), p.elems.end());
-  std::sort(elems.begin(), elems.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::vector<std::pair<int64_t, Ref>> elems = p.Sorted();
   const Location loc = LocOf(target);
   const NodeId of = PrimalOf(target);
   const Value one = Value::I64(1);
@@ -393,7 +397,7 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
     pieces.push_back({Emit(NodeKind::kConstant, "", {}, z, loc, of), z});
   };
   int64_t at = 0;
-  for (auto& [off, r] : elems) {
+  for (const auto& [off, r] : elems) {
     if (off > at) zeros(off - at);
     Ref s = r;
     if (s.value.to_double() == 0 && std::signbit(s.value.to_double())) {
@@ -455,13 +459,9 @@ Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
   }
   // Both pending: the target's sums plus the pass-through's, element by
   // element, in offset order.
-  std::vector<std::pair<int64_t, Ref>> elems(src->second.elems.begin(), src->second.elems.end());
-  pending_.erase(src);
-  std::sort(elems.begin(), elems.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [off, r] : elems) {
-    IRT_RETURN_IF_ERROR(AddInto(pending_.find(to)->second, off, r, target));
-  }
+  const std::vector<std::pair<int64_t, Ref>> elems = src->second.Sorted();
+  pending_.erase(src);  // dst stays valid: erasing another key moves no node
+  for (const auto& [off, r] : elems) IRT_RETURN_IF_ERROR(AddInto(dst->second, off, r, target));
   return Status::Ok();
 }
 
