@@ -252,7 +252,7 @@ void Walker::SlimBehind(uint32_t ci) {
   if (ci < 2) return;
   for (auto it = rebuilt_->lower_bound(slimmed_); it != rebuilt_->end() && it->first + 1 < ci;
        ++it) {
-    std::vector<fb::Node>().swap(it->second.nodes);
+    std::vector<internal::NodeRec>().swap(it->second.nodes);
     std::vector<uint32_t>().swap(it->second.refs);
   }
   slimmed_ = std::max(slimmed_, ci - 1);
@@ -265,8 +265,7 @@ Status Walker::RebuiltColumns(internal::Rebuilt& rb) const {
   Status s = internal::VerifyChunk(rb.bytes.data(), rb.bytes.size(), &f);
   if (!s.ok()) return Internal("replay: a rebuilt chunk reads back wrong: " + s.message());
   internal::NodeColumn nc = internal::NodesOf(internal::RebuiltRoot(rb), f);
-  const auto* nodes = reinterpret_cast<const fb::Node*>(nc.nodes);
-  rb.nodes.assign(nodes, nodes + nc.count);
+  rb.nodes.assign(nc.nodes, nc.nodes + nc.count);
   rb.refs.assign(nc.refs, nc.refs + nc.n_refs);
   return Status::Ok();
 }

@@ -88,10 +88,7 @@ class ChunkBuilder {
       producer = fb::CreateProducer(fbb_, name, version);
     }
     // Columns.
-    std::vector<fb::Node> nodes(nodes_.size());
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      nodes[i] = fb::Node(nodes_[i].value, nodes_[i].cls, nodes_[i].first_ref);
-    }
+    std::vector<NodeRec> nodes(nodes_.begin(), nodes_.end());
     std::vector<fb::NodeClass> classes = CopyStructs(c->classes());
     std::vector<uint32_t> operands;
     if (c->operands()) operands.assign(c->operands()->begin(), c->operands()->end());
@@ -101,7 +98,7 @@ class ChunkBuilder {
 
     // The root marker's arguments: a copy of its class with new literals.
     if (!e.root_operands.empty() && !nodes.empty()) {
-      fb::NodeClass k = classes[nodes[0].cls()];
+      fb::NodeClass k = classes[nodes[0].cls];
       uint32_t first = static_cast<uint32_t>(operands.size());
       for (uint32_t j = 0; j < k.n_operands(); ++j) {
         uint32_t o = operands[k.first_operand() + j];
@@ -115,16 +112,14 @@ class ChunkBuilder {
       }
       classes.emplace_back(k.op(), k.block(), k.pos(), k.aux(), first, k.line(), k.col(),
                            k.n_operands(), k.kind(), k.vkind(), k.flags());
-      nodes[0] = fb::Node(nodes[0].value(), static_cast<uint32_t>(classes.size() - 1),
-                          nodes[0].first_ref());
+      nodes[0].cls = static_cast<uint32_t>(classes.size() - 1);
     }
     // New node values; a value of another kind gets a copy of its class.
     std::map<std::pair<uint32_t, uint8_t>, uint32_t> reclassed;
     for (const auto& [local, v] : e.values) {
       if (local >= nodes.size()) return Internal("replay: edit of a node outside its chunk");
-      fb::Node n = nodes[local];
       fb::Value enc = enc_.Encode(v);
-      uint32_t cls = n.cls();
+      uint32_t cls = nodes[local].cls;
       if (classes[cls].vkind() != enc.vkind()) {
         auto key = std::make_pair(cls, static_cast<uint8_t>(enc.vkind()));
         auto it = reclassed.find(key);
@@ -136,7 +131,8 @@ class ChunkBuilder {
         }
         cls = it->second;
       }
-      nodes[local] = fb::Node(enc.bits(), cls, n.first_ref());
+      nodes[local].value = enc.bits();
+      nodes[local].cls = cls;
     }
     bool truncated = e.keep != ~0u && e.keep < nodes.size();
     if (truncated) {
@@ -181,7 +177,7 @@ class ChunkBuilder {
     parts.index = c->index();
     parts.base = c->base();
     parts.base_depth = c->base_depth();
-    parts.nodes = nodes;
+    parts.nodes = {reinterpret_cast<const fb::Node*>(nodes.data()), nodes.size()};
     parts.refs = refs;
     parts.classes = &classes;
     parts.operands = &operands;
@@ -220,9 +216,7 @@ Result<Rebuilt> RebuildChunk(const fb::Chunk* chunk, std::span<const NodeRec> no
 }
 
 Result<Rebuilt> RebuildChunk(const Rebuilt& chunk, const ChunkEdit& edit) {
-  std::span<const NodeRec> nodes(reinterpret_cast<const NodeRec*>(chunk.nodes.data()),
-                                 chunk.nodes.size());
-  return RebuildChunk(RebuiltRoot(chunk), nodes, chunk.refs, edit);
+  return RebuildChunk(RebuiltRoot(chunk), chunk.nodes, chunk.refs, edit);
 }
 
 const fb::Chunk* RebuiltRoot(const Rebuilt& chunk) {
@@ -231,8 +225,8 @@ const fb::Chunk* RebuiltRoot(const Rebuilt& chunk) {
 
 Value RebuiltValue(const Rebuilt& chunk, uint32_t local) {
   const fb::Chunk* c = RebuiltRoot(chunk);
-  const fb::Node& n = chunk.nodes[local];
-  return DecodeValue(c, n.value(), c->classes()->Get(n.cls())->vkind());
+  const NodeRec& n = chunk.nodes[local];
+  return DecodeValue(c, n.value, c->classes()->Get(n.cls)->vkind());
 }
 
 }  // namespace irt::internal

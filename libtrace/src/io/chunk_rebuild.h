@@ -37,7 +37,7 @@ struct ChunkEdit {
 /// format-2 chunk's bytes hold them only packed).
 struct Rebuilt {
   std::vector<uint8_t> bytes;
-  std::vector<fb::Node> nodes;
+  std::vector<NodeRec> nodes;
   std::vector<uint32_t> refs;
 };
 
