@@ -1071,6 +1071,55 @@ TEST(GradTest, RandomTensorProgramsAgainstFiniteDifferences) {
   EXPECT_EQ(checked, 25);
 }
 
+// Forward mode reads getindex's tangent in place (an element of a Float64
+// tangent at Int64 indices, literal or not, linear or not) and leaves
+// Float64 indices and Float32 tensors to the general path: along every
+// element, and along a random direction, the tangents are the gradient's.
+TEST(GradTest, ForwardTangentsOfElementsAreTheGradients) {
+  const char* text =
+      "function a\n1: (%1, %2, %3)\n  %4 = Main.sum(%2)\n  br 2 (1, %4, %2)\n"
+      "2: (%5, %6, %7)\n  %8 = %5 <= 3\n  br 4 unless %8\n  br 3\n"
+      "3:\n  %9 = Main.getindex(%7, 2, %5)\n  %10 = Main.getindex(%7, %5)\n"
+      "  %11 = %9 * %10\n  %12 = Main.sin(%11)\n  %13 = %6 + %12\n  %14 = %5 + 1\n"
+      "  br 2 (%14, %13, %7)\n"
+      "4:\n  %15 = Main.getindex(%2, 1.0, 2.0)\n  %16 = Main.getindex(%3, 2)\n"
+      "  %17 = %15 * %16\n  %18 = %6 * %17\n  return %18\nend\n";
+  std::mt19937 rng(11);
+  Value x = RandomTensor(rng, {2, 3});
+  Tensor y = Tensor::Zeros(DType::kF32, {3});
+  for (int64_t i = 0; i < 3; ++i) y.f32()[i] = 0.25f * static_cast<float>(i + 1);
+  Value yv = Value::MakeTensor(std::move(y));
+  std::string path = TraceIR(text, "a", {x, yv});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Tensor& gx = DerivativeAt(*r, 2).tensor();
+  for (int64_t i = 0; i < 6; ++i) {
+    Tensor e = Tensor::Zeros(DType::kF64, {2, 3});
+    e.f64()[i] = 1.0;
+    GradOptions fw;
+    fw.mode = GradMode::kForward;
+    fw.tangents = {{2, Value::MakeTensor(std::move(e))}};
+    auto f = Grad(path, fw);
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    EXPECT_TRUE(Close(f->tangent.to_double(), gx.f64()[i], 1e-14, 1e-300))
+        << "element " << i << ": " << f->tangent.to_double() << " vs " << gx.f64()[i];
+  }
+  GradOptions fw;
+  fw.mode = GradMode::kForward;
+  Value v = RandomTensor(rng, {2, 3});
+  Tensor wt = Tensor::Zeros(DType::kF32, {3});
+  wt.f32()[1] = 0.5f;
+  Value w = Value::MakeTensor(std::move(wt));
+  fw.tangents = {{2, v}, {3, w}};
+  auto f = Grad(path, fw);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  double want = Dot(DerivativeAt(*r, 2), v) + Dot(DerivativeAt(*r, 3), w);
+  // The derivative along %3 is a Float32 tensor: seven digits.
+  EXPECT_TRUE(Close(f->tangent.to_double(), want, 1e-6))
+      << f->tangent.to_double() << " vs " << want;
+  EXPECT_NE(DerivativeAt(*r, 3).tensor().at(1), 0.0);
+}
+
 TEST(GradTest, DotProductTest) {
   // <u, J v> = <Jᵀ u, v> for programs with tensor results.
   for (uint32_t seed = 1; seed <= 25; ++seed) {

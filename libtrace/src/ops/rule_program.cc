@@ -141,6 +141,11 @@ class Compiler {
     }
     if (!fits) p.scalar = false;
     for (int32_t o : p.outputs) p.souts.push_back(res(o));
+    if (p.code.size() == 1 && p.code[0].op == "getindex" && p.code[0].args.size() >= 2 &&
+        p.outputs.size() == 1 && p.outputs[0] == p.code[0].dst) {
+      p.element_of = p.code[0].args[0];
+      p.element_index.assign(p.code[0].args.begin() + 1, p.code[0].args.end());
+    }
     // A transpose whose only use is an operand of a matmul is folded into it.
     std::vector<int> uses(static_cast<size_t>(p.num_regs), 0);
     for (const Instr& in : p.code) {

@@ -66,6 +66,10 @@ struct Program {
   bool scalar = true;
   /// Which of the registers [0, arity] (primal arguments and result) it reads.
   std::vector<bool> reads;
+  /// A program that is one getindex (getindex's forward line: an element
+  /// of a tangent): the register indexed, else -1, and the index registers.
+  int32_t element_of = -1;
+  std::vector<int32_t> element_index;
 };
 
 /// The forward line, for tangents present on the arguments marked in `has_tangent`.

@@ -383,6 +383,7 @@ class GradEngine {
                         uint32_t& ruled_depth, uint64_t& root_children);
   Status ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
                         const Rule* rule);
+  bool FastForward(const Loc& l, NodeId id, const ClassInfo& k);
   void SetTangent(uint64_t slot, const Value& v);
   Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
   bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);

@@ -95,6 +95,95 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
   return Status::Ok();
 }
 
+// ForwardTangent's common case, inline and without allocation: a primitive
+// with a real scalar result whose forward program, compiled before for the
+// same operands with tangents, reads only real scalars, or reads one
+// element of a Float64 tangent at integer indices (getindex's). Returns
+// false, having changed nothing, to leave the node to ForwardTangent, which
+// handles (and reports) everything else.
+[[gnu::always_inline]] inline bool GradEngine::FastForward(const Loc& l, NodeId id,
+                                                           const ClassInfo& k) {
+  constexpr size_t kMaxArity = 8;
+  constexpr int32_t kMaxRegs = 48;
+  const Program* prog = k.fwd.prog;
+  const size_t arity = k.f->n_operands;
+  const bool element = prog != nullptr && !prog->scalar && prog->element_of >= 0;
+  if (prog == nullptr || (!prog->scalar && !element) || arity > kMaxArity ||
+      prog->num_regs > kMaxRegs || prog->outputs[0] == kZeroReg) {
+    return false;
+  }
+  double regs[kMaxRegs];
+  double tangent[kMaxArity];
+  uint64_t slots[kMaxArity];
+  VKind kinds[kMaxArity];
+  uint64_t bits[kMaxArity];
+  uint64_t real = k.lit_real, mask = 0;
+  const internal::NodeRec& nd = l.cv->nodes[l.local];
+  const uint32_t* r = l.cv->refs + nd.first_ref;
+  for (size_t j = 0; j < arity; ++j) {
+    const int32_t ri = k.ref_index[j];
+    if (ri < 0) {
+      const internal::ValueRec& lit = l.cv->literals[l.cv->operands[k.f->first_operand + j] - 1];
+      kinds[j] = static_cast<VKind>(lit.vkind);
+      bits[j] = lit.bits;
+      regs[j] = k.lit_val[j];
+      continue;
+    }
+    const NodeId t = id - r[ri];
+    const Loc tl = Locate(t);
+    const internal::NodeRec& tn = tl.cv->nodes[tl.local];
+    kinds[j] = tl.cv->facts[tn.cls].vkind;
+    bits[j] = tn.value;
+    regs[j] = 0.0;
+    if (ScalarDouble(kinds[j], bits[j], &regs[j])) real |= uint64_t{1} << j;
+    if (!varied_.Get(t)) continue;
+    const uint64_t ts = varied_.Rank(t);
+    if (poisoned_.Get(ts) || (!((real >> j) & 1) && !(element && kinds[j] == VKind::kTensor))) {
+      return false;
+    }
+    if (!k.rule->Differentiates(j)) continue;
+    slots[j] = ts;
+    tangent[j] = adj_.Get(ts);
+    mask |= uint64_t{1} << j;
+  }
+  if (mask == 0 || mask != k.fwd.mask) return false;
+  double out;
+  if (element) {
+    // An element of operand j's tangent, at operands that are integers.
+    const size_t j = static_cast<size_t>(prog->element_of) - arity - 1;
+    if (j >= arity || !((mask >> j) & 1) || kinds[j] != VKind::kTensor) return false;
+    int64_t index[kMaxArity];
+    const size_t ni = prog->element_index.size();
+    if (ni > kMaxArity) return false;
+    for (size_t q = 0; q < ni; ++q) {
+      const size_t reg = static_cast<size_t>(prog->element_index[q]);
+      if (reg >= arity || (kinds[reg] != VKind::kI64 && kinds[reg] != VKind::kBool)) return false;
+      index[q] = static_cast<int64_t>(bits[reg]);
+    }
+    auto it = tensor_tan_.find(slots[j]);
+    if (it == tensor_tan_.end() ||
+        !ElementF64(it->second.tensor(), std::span<const int64_t>(index, ni), &out)) {
+      return false;
+    }
+  } else {
+    for (size_t j = 0; j < arity; ++j) {
+      if (prog->reads[j] && !((real >> j) & 1)) return false;
+    }
+    ScalarDouble(k.f->vkind, nd.value, &regs[arity]);  // y_real: a real scalar
+    for (int32_t q = static_cast<int32_t>(arity) + 1; q < prog->num_regs; ++q) regs[q] = 0.0;
+    for (size_t j = 0; j < arity; ++j) {
+      if ((mask >> j) & 1) regs[arity + 1 + j] = tangent[j];
+    }
+    internal::RunScalar(*prog, regs);
+    out = regs[prog->souts[0]];
+  }
+  ++stats_.rule_applications;
+  const uint64_t slot = n_active_ - 1;
+  adj_.Grow(slot + 1);
+  adj_[slot] = out;
+  return true;
+}
+
 Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
   double t0 = Now();
   forward_mode_ = forward_mode;
@@ -170,7 +259,9 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
-            IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, k.rule));
+            if (!k.fast || !FastForward(Loc{cv, local}, id, k)) {
+              IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, k.rule));
+            }
             cur_ = cv;
             continue;
           }
@@ -200,7 +291,15 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
           if (v && forward_mode) {
             words[id >> 6] |= uint64_t{1} << (id & 63);
             n_active_ = ++active;
-            IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, nullptr));
+            // A scalar passed on: its tangent is its source's (ForwardTangent
+            // passes on a poisoned one and tensors).
+            const uint64_t ts = varied_.Rank(t);
+            if (k.f->vkind != VKind::kTensor && !poisoned_.Get(ts)) {
+              adj_.Grow(active);
+              adj_[active - 1] = adj_.Get(ts);
+            } else {
+              IRT_RETURN_IF_ERROR(ForwardTangent(Loc{cv, local}, id, k, kNoNode, nullptr));
+            }
             cur_ = cv;
             continue;
           }
