@@ -6,7 +6,9 @@ workload as a trace with each irtrace producer (today irt-trace on
 bench/ir/), differentiates the trace with irt-grad (whole process: open,
 check, forward pass, sweep), and checks the value and the gradient checksums
 against the reference figures (relative 1e-10 for W1-W3, 1e-9 for W4 and
-W5).
+W5). Forward mode is checked and timed the same way: irt-grad --mode forward
+along all-ones (every element of every differentiated argument 1), whose
+tangent is the sum of the gradient's elements.
 irtrace's own figures are printed one per line, as bench/run.py does:
 
     <workload> <figure> <value> <unit>
@@ -15,7 +17,8 @@ Then it runs the peers (bench/peers/: ADOL-C, PyTorch with Debian's
 reference BLAS, and PyTorch with OpenBLAS on W4 and W5, where the matrix
 products are) on the same workload,
 checks that their gradient agrees with irtrace's (relative 1e-9, in the
-maximum norm) and prints one comparison per line, irtrace's figure first and
+maximum norm; ADOL-C's tangent along all-ones from its stored tape,
+fos_forward, too) and prints one comparison per line, irtrace's figure first and
 the ratio irtrace / peer (above 1: irtrace is slower or bigger):
 
     W1 record       irtrace 139.0 ms  adolc 42.0 ms  ratio 3.31
@@ -294,6 +297,9 @@ class Differentiated:
     warm_sweep_ms: float | None = None  # the sweep alone, the same way
     cold_ms: float | None = None  # forward pass + sweep, the best of --runs fresh processes
     cold_sweep_ms: float | None = None  # the sweep alone, the same way
+    tangent: float | None = None  # forward mode along all-ones
+    tangent_ms: float | None = None  # irt-grad --mode forward, whole process
+    tangent_pass_ms: float | None = None  # its forward pass, in process (irt-grad -v)
 
 
 @dataclasses.dataclass
@@ -305,6 +311,8 @@ class PeerRun:
     tape_bytes: int | None  # tape plus the values kept for the reverse sweep
     grad: pathlib.Path
     form: str
+    tangent: float | None = None  # along all-ones from the stored tape (ADOL-C's fos_forward)
+    tangent_ms: float | None = None  # in process, best of --runs
 
 
 def peer_fields(stdout):
@@ -343,8 +351,9 @@ def run_peer(peer, cmd, name, ctx, cwd=None, env=None):
                               stdout=subprocess.PIPE)
     cold = min(float(peer_fields(out)["gradient_ms"]) for _, out in outs)
     tape = int(f["tape_bytes"]) + int(f["value_bytes"]) if "tape_bytes" in f else None
+    tangent = (float(f["tangent"]), float(f["tangent_ms"])) if "tangent" in f else (None, None)
     return PeerRun(float(f["record_ms"]), float(f["gradient_ms"]), whole * 1e3, cold, tape, grad,
-                   f.get("form", "scalar"))
+                   f.get("form", "scalar"), *tangent)
 
 
 def number(value, unit):
@@ -434,8 +443,46 @@ def differentiate(name, label, rec, ctx):
                       + ("" if ok else f" {value!r} vs {expected!r}"))
             else:
                 emit(name, fig(f"{figure}_rel_error"), rel, "1")
-    return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads, warm_ms,
-                          warm_sweep_ms, cold_ms, cold_sweep_ms), failed
+    tangent, tangent_ms, tangent_pass_ms, bad = forward_mode(name, label, rec, ctx)
+    return Differentiated(rec, whole_ms, phases_ms, sweep_ms, grads, warm_ms, warm_sweep_ms,
+                          cold_ms, cold_sweep_ms, tangent, tangent_ms,
+                          tangent_pass_ms), failed + bad
+
+
+def forward_mode(name, label, rec, ctx):
+    """irt-grad --mode forward along all-ones (the tangent of every element of
+    every differentiated argument 1): the tangent is the sum of the gradient's
+    elements, checked against the reference's. Prints irtrace's figures (or
+    the verdict with --check): (tangent, whole ms, forward pass ms, failed)."""
+    fig = (lambda f: f) if label == "irtrace" else (lambda f: f"{label}_{f}")
+    cmd = [str(ctx.bin / "irt-grad"), "-v", "--json", "--max-elements", "1", "--mode", "forward"]
+    for pos in (rec.wrt or "@2").split(","):
+        cmd += ["--tangent", f"{pos}=1.0"]
+    cmd.append(str(rec.trace))
+    if ctx.check:
+        t = None
+        out = run(cmd, stdout=subprocess.PIPE)[3]
+    else:
+        t, _, err, outs = timed(cmd, ctx.runs, stdout=subprocess.PIPE)
+        out = outs[0][1]
+        m = re.search(r"forward pass ([\d.]+) ms", err)
+        emit(name, fig("tangent_time"), t * 1e3, "ms")
+        if m:
+            emit(name, fig("tangent_forward_pass"), float(m.group(1)), "ms")
+    tangent = json.loads(out)["derivative"]
+    if ctx.quick:
+        return tangent, None if t is None else t * 1e3, None, 0
+    ref = REFERENCE[name]["grad" if name in ("W1", "W3") else "sum"]
+    rel = abs(tangent - ref) / abs(ref)
+    ok = rel <= TOLERANCE[name]
+    if ctx.check:
+        who = "" if label == "irtrace" else f"{label} "
+        print(f"{name} {who}tangent: {'ok' if ok else 'FAIL'} (relative error "
+              f"{'below' if ok else 'above'} {TOLERANCE[name]:g})"
+              + ("" if ok else f" {tangent!r} vs {ref!r}"))
+        return tangent, None, None, 0 if ok else 1
+    emit(name, fig("tangent_rel_error"), rel, "1")
+    return tangent, t * 1e3, float(m.group(1)) if m else None, 0 if ok else 1
 
 
 # The workloads whose backward pass is written once, not --runs times: W2's
@@ -527,6 +574,19 @@ def compare_peer(name, label, mine, peer, theirs):
     compare(name, "grad-whole", label, mine.whole_ms, peer, theirs.gradient_ms)
     compare(name, "total-whole", label, mine.record.record_ms + mine.whole_ms, peer,
             theirs.whole_ms)
+    if theirs.tangent is not None and mine.tangent is not None:
+        # Forward mode from the stored record: irt-grad's forward pass (in
+        # process) and its whole process against ADOL-C's fos_forward.
+        rel = abs(mine.tangent - theirs.tangent) / max(abs(theirs.tangent), 1e-300)
+        agree = rel <= PEER_TOLERANCE
+        print(f"{name} tangent-check {label} vs {peer}: relative difference {rel:.2g} "
+              f"{'<=' if agree else '>'} {PEER_TOLERANCE:g}, "
+              f"{'agree' if agree else 'DISAGREE (no figures)'}", flush=True)
+        if not agree:
+            return False
+        if mine.tangent_pass_ms is not None:
+            compare(name, "tangent", label, mine.tangent_pass_ms, peer, theirs.tangent_ms)
+        compare(name, "tangent-whole", label, mine.tangent_ms, peer, theirs.tangent_ms)
     if theirs.tape_bytes:
         compare(name, "bytes", label, mine.record.trace.stat().st_size, peer, theirs.tape_bytes,
                 "B")

@@ -6,14 +6,17 @@
 // Each run records a fresh tape (trace_on with keep, trace_off), reverses it
 // with the values the recording kept (fos_reverse), and computes the gradient
 // from the stored tape at the same point (gradient(): zos_forward replay plus
-// fos_reverse), the analogue of irt-grad reading a trace file. ADOL-C's
+// fos_reverse), the analogue of irt-grad reading a trace file, and the
+// derivative along the all-ones direction from the stored tape (fos_forward,
+// the analogue of irt-grad --mode forward). ADOL-C's
 // default buffers hold 524288 entries, so a longer tape goes to ADOLC-*.tap
 // files in the current directory; they are removed at the end. --whole does
 // one record and one gradient() only, for timing the whole process.
 //
 // Prints one line of key=value pairs: the best (smallest) time over the runs
-// of each phase in ms, the tape statistics, the value and, for one input, the
-// derivative; --grad writes the whole gradient as a 1-D float64 .npy file.
+// of each phase in ms, the tape statistics, the value, the tangent along
+// all-ones and, for one input, the derivative; --grad writes the whole
+// gradient as a 1-D float64 .npy file.
 #include <adolc/adolc.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -150,7 +153,9 @@ int main(int argc, char** argv) {
   };
 
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  double record_ms = kInf, reverse_ms = kInf, gradient_ms = kInf;
+  double record_ms = kInf, reverse_ms = kInf, gradient_ms = kInf, tangent_ms = kInf;
+  double tangent = 0;
+  std::vector<double> ones(n, 1.0);  // fos_forward takes it as non-const
   long file_bytes = 0;
   std::vector<double> reverse(n), grad(n);
   for (int run = 0; run < runs; ++run) {
@@ -168,6 +173,12 @@ int main(int argc, char** argv) {
     const double t3 = NowMs();
     gradient(kTag, n, input.data(), grad.data());
     gradient_ms = std::min(gradient_ms, NowMs() - t3);
+    if (!whole) {
+      double y = 0;
+      const double t4 = NowMs();
+      fos_forward(kTag, 1, n, 0, input.data(), ones.data(), &y, &tangent);
+      tangent_ms = std::min(tangent_ms, NowMs() - t4);
+    }
   }
 
   size_t stats[STAT_SIZE];
@@ -183,7 +194,10 @@ int main(int argc, char** argv) {
 
   std::printf("peer=adolc workload=%s size=%ld runs=%d value=%.17g record_ms=%.4f gradient_ms=%.4f",
               workload.c_str(), size, runs, value, record_ms, gradient_ms);
-  if (!whole) std::printf(" reverse_ms=%.4f reverse_vs_gradient=%.3g", reverse_ms, reverse_diff);
+  if (!whole) {
+    std::printf(" reverse_ms=%.4f reverse_vs_gradient=%.3g tangent_ms=%.4f tangent=%.17g",
+                reverse_ms, reverse_diff, tangent_ms, tangent);
+  }
   std::printf(" ops=%zu tape_bytes=%zu value_bytes=%zu file_bytes=%ld", stats[NUM_OPERATIONS],
               tape_bytes, value_bytes, file_bytes);
   if (n == 1) std::printf(" derivative=%.17g", grad[0]);
