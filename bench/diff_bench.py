@@ -10,6 +10,10 @@ iteration, inside one call):
   iteration-N  powsum(x, n) against powsum(x, n + 1): one more iteration at
                the end (8 inserted nodes, found by the aligner)
   self-N       a trace against itself
+  text-N       the text report (not --stat) of a trace against a copy whose
+               input x is replayed at another value: every iteration's x^i
+               and sum differ, so the report names about N/4 nodes and
+               their operands' positions (N = 10^6 only)
 
 for N = 10^6 and 10^7. Memory: the peak resident set, and the peak of its
 anonymous part (heap), sampled from /proc every 2 ms; the rest of the
@@ -92,14 +96,29 @@ def main():
             (f"iteration-{label}", ["--ignore-meta", "args", str(a), str(c)]),
             (f"self-{label}", [str(a), str(a)]),
         ]
+        if label == "1e6":
+            d = work / f"d-{label}.fb"
+            subprocess.run([tool("irt-replay"), "--set", "@2=0.5", "-o", str(d), str(a)],
+                           check=True)
+            cases.append((f"text-{label}", [str(a), str(d)]))
         for name, argv in cases:
             if only and name not in only:
                 continue
-            cmd = [tool("irt-diff"), "--stat"] + argv
+            report = work / "report.txt"
+            text = name.startswith("text-")
+            cmd = [tool("irt-diff")] + (["-o", str(report)] if text else ["--stat"]) + argv
             run(cmd)
             results = [run(cmd) for _ in range(args.runs)]
             times = [r[0] for r in results]
             r = results[times.index(sorted(times)[len(times) // 2])]
+            if text:
+                print(f"{name} report-bytes {report.stat().st_size} B")
+                print(f"{name} exit-status {r[4]} -")
+                print(f"{name} time {statistics.median(times):.3f} s")
+                print(f"{name} peak-rss {r[1]:.0f} MiB")
+                report.unlink()
+                sys.stdout.flush()
+                continue
             nodes = re.search(r"a: .*, (\d+) nodes", r[3]).group(1)
             changed = re.search(r"changed values:\s+(\d+)", r[3]).group(1)
             only_b = re.search(r"only in b:\s+(\d+) children", r[3]).group(1)

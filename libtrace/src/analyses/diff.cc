@@ -461,15 +461,20 @@ Result<int64_t> Differ::PositionOf(int s, const Frame& f, NodeId ref, NodeId fro
   if (ref <= call || ref > from) return int64_t{-1};
   NodeId i = from;
   uint64_t p = from_pos;
-  if (f.checkpoints[s]) {
-    const auto& cps = *f.checkpoints[s];
+  Positions* known = f.checkpoints[s].get();
+  if (known != nullptr) {
+    const auto& found = known->found[ref % Positions::kFoundSlots];
+    if (found.first == ref) return static_cast<int64_t>(found.second);
+    const auto& cps = known->every;
     auto it = std::lower_bound(cps.begin(), cps.end(), std::make_pair(ref, uint64_t{0}));
     if (it != cps.end() && it->first < i) {
       i = it->first;
       p = it->second;
     }
   }
-  while (i > ref) {
+  const uint64_t start = p;
+  bool closer_hit = false;  // ref is the closer or the marker of a nested call
+  while (i > ref && !closer_hit) {
     NodeId prev = i - 1;
     if (prev == call || p == 0) return int64_t{-1};
     // The walk back reads many nodes: through the column reader.
@@ -486,14 +491,18 @@ Result<int64_t> Differ::PositionOf(int s, const Frame& f, NodeId ref, NodeId fro
     }
     --p;
     if (IsCloser(kind)) {
-      if (ref == prev || ref == m) return static_cast<int64_t>(p);
-      if (ref > m) return int64_t{-1};  // inside a nested body
+      closer_hit = ref == prev || ref == m;
+      if (!closer_hit && ref > m) return int64_t{-1};  // inside a nested body
       i = m;
     } else {
       i = prev;
     }
   }
-  return i == ref ? static_cast<int64_t>(p) : int64_t{-1};
+  if (!closer_hit && i != ref) return int64_t{-1};
+  if (known != nullptr && start - p > Positions::kFarWalk) {
+    known->found[ref % Positions::kFoundSlots] = {ref, p};
+  }
+  return static_cast<int64_t>(p);
 }
 
 // One node in irt-print's notation, relative to f's body.

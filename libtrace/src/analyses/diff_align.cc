@@ -120,9 +120,8 @@ void Differ::Consume(Frame& f, int s, const Item& it) {
   side.last_id = it.id;
   side.last_end = it.end;
   if (it.pos % kCheckpointEvery == 0 && it.pos > 0) {
-    if (!f.checkpoints[s])
-      f.checkpoints[s] = std::make_unique<std::vector<std::pair<NodeId, uint64_t>>>();
-    f.checkpoints[s]->emplace_back(it.id, it.pos);
+    if (!f.checkpoints[s]) f.checkpoints[s] = std::make_unique<Positions>();
+    f.checkpoints[s]->every.emplace_back(it.id, it.pos);
   }
   if (!it.is_call() && IsCloser(it.key.kind)) {
     side.closed = true;

@@ -6,6 +6,7 @@
 #ifndef IRT_SRC_DIFF_WALK_H_
 #define IRT_SRC_DIFF_WALK_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -127,10 +128,22 @@ struct Extra {
   std::deque<OpType> ops;
   bool give_up = false;
 };
+// Positions of a long body's children (made once it has kCheckpointEvery
+// of them): one every kCheckpointEvery children, and the positions that
+// the walk back found more than kFarWalk children from where it started,
+// the last one per id modulo kFoundSlots (a loop body's operands reach back
+// to the same few nodes, such as its inputs, again and again).
+struct Positions {
+  static constexpr size_t kFoundSlots = 256;
+  static constexpr uint64_t kFarWalk = 32;
+  std::vector<std::pair<NodeId, uint64_t>> every;
+  std::pair<NodeId, uint64_t> found[kFoundSlots];
+  Positions() { std::fill(std::begin(found), std::end(found), std::make_pair(kNoNode, 0)); }
+};
 struct Frame {
   Side s[2];
   std::unique_ptr<Extra> x;
-  std::unique_ptr<std::vector<std::pair<NodeId, uint64_t>>> checkpoints[2];
+  std::unique_ptr<Positions> checkpoints[2];
   uint64_t serial = 0;  // unique per frame
   // The text report's place in this frame's children.
   uint64_t printed = 0;  // A positions below this were printed (or skipped)
