@@ -1,5 +1,7 @@
 // irt-export: a trace as JSON Lines, a speedscope profile or a Trace Event
 // Format file (Perfetto, chrome://tracing).
+#include <string>
+
 #include "common/cli.h"
 #include "irt/export.h"
 
@@ -28,8 +30,9 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(irt::tools::Count());
   app.add_option("--max-depth", opts.max_depth,
-                 "Refuse a trace with calls deeper than N (default: 512 for --chrome-trace, "
-                 "10^6 for --speedscope)")
+                 "Refuse a trace with calls deeper than N (default: " +
+                     std::to_string(irt::kChromeTraceMaxDepth) + " for --chrome-trace, " +
+                     std::to_string(irt::kSpeedscopeMaxDepth) + " for --speedscope)")
       ->type_name("N")
       ->check(irt::tools::Count());
   cli.AddProgressOption();
