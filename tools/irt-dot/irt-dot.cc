@@ -1,5 +1,7 @@
 // irt-dot: a trace (or a few levels of it, or a subtree) as a Graphviz DOT
 // graph, optionally with a slice highlighted.
+#include <string>
+
 #include "common/cli.h"
 #include "irt/dot.h"
 #include "irt/slice.h"
@@ -22,7 +24,8 @@ int main(int argc, char** argv) {
   app.add_option("-n,--node", opts.node_path, "Draw the subtree at PATH, e.g. @8/@4")
       ->type_name("PATH");
   app.add_option("--max-nodes", opts.max_nodes,
-                 "Refuse to draw more than N nodes (default 2000; 0: no limit)")
+                 "Refuse to draw more than N nodes (default " +
+                     std::to_string(irt::kDefaultDotMaxNodes) + "; 0: no limit)")
       ->type_name("N")
       ->check(irt::tools::Count());
   app.add_option("-m,--show-meta", opts.show_meta,

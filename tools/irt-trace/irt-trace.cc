@@ -47,8 +47,9 @@ int main(int argc, char** argv) {
       ->check(irt::tools::Count());
   app.add_option("--max-call-depth", req.max_call_depth,
                  "Stop the program with an error (StackOverflowError) when a call would nest "
-                 "deeper than N (default 2000000, under 1 GB; 0: no limit); the trace still ends "
-                 "complete")
+                 "deeper than N (default " +
+                     std::to_string(irt::ir::kDefaultMaxCallDepth) +
+                     ", under 1 GB; 0: no limit); the trace still ends complete")
       ->type_name("N")
       ->check(irt::tools::Count());
   app.add_flag("--tag-random", req.context.tag_random,

@@ -24,6 +24,9 @@ namespace irt {
 // includes irt/slice.h itself.
 class Slice;
 
+/// The most nodes irt-dot draws unless told otherwise.
+inline constexpr uint64_t kDefaultDotMaxNodes = 2000;
+
 struct DotOptions {
   /// Levels drawn: 1 is the call itself as one node, 2 adds its children
   /// (nested calls as single nodes), ... 0 draws everything.
@@ -31,7 +34,7 @@ struct DotOptions {
   /// Path of the subtree to draw ("@8/@4"); empty draws the root call.
   std::string node_path;
   /// Refuse graphs with more nodes than this (0: no limit).
-  uint64_t max_nodes = 2000;
+  uint64_t max_nodes = kDefaultDotMaxNodes;
   /// Metadata keys shown under node labels; "*" shows all.
   std::vector<std::string> show_meta;
   /// Nodes of this slice (and the calls holding them) are highlighted.
@@ -39,8 +42,6 @@ struct DotOptions {
   /// Tensors with more elements are abbreviated in labels.
   int64_t max_elements = 6;
 };
-
-inline constexpr uint64_t kDefaultDotMaxNodes = 2000;
 
 /// Writes the DOT text of the trace (or of the subtree at opts.node_path).
 /// Errors: kUsage for a bad path or a graph over opts.max_nodes
