@@ -20,6 +20,8 @@
 #include "irt/grad.h"
 #include "irt/graph.h"
 #include "irt/ir/interpreter.h"
+#include "irt/npy.h"
+#include "irt/print.h"
 #include "irt/rules.h"
 #include "irt/writer.h"
 
@@ -400,6 +402,25 @@ TEST(ReplayTest, TensorValuesAreRebuilt) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_OK(TraceTo(m, "f", {"[5.0, 6.0, 7.0]", "1.0"}, s.Path("fresh.fb")));
   EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+}
+
+// --set takes a tensor from a .npy file as irt-trace takes arguments.
+TEST(ReplayTest, ChangeFromNpyFile) {
+  Scratch s;
+  Tensor x = Tensor::Zeros(DType::kF64, {3});
+  for (int k = 0; k < 3; ++k) x.f64()[k] = 5.0 + k;
+  ASSERT_OK(WriteNpy(Value::MakeTensor(std::move(x)), s.Path("x.npy")));
+  auto c = ParseReplayChange("@2=@" + s.Path("x.npy"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->path, "@2");
+  EXPECT_EQ(FormatValue(c->value), "[5.0, 6.0, 7.0]");
+  auto missing = ParseReplayChange("@2=@" + s.Path("missing.npy"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Code::kIoError);
+  EXPECT_TRUE(missing.status().message().starts_with("--set @2: ")) << missing.status().message();
+  auto bad = ParseReplayChange("@2=[1.0, ");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kUsage);
 }
 
 // ------------------------------------------------------------ random programs

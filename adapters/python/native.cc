@@ -599,10 +599,9 @@ std::shared_ptr<Node> NodeAt(const PyTrace& tr, const std::string& path) {
 // ValueError for a malformed literal, TraceError for a file that cannot
 // be read.
 py::object ParseArgument(const std::string& text) {
-  if (!text.empty() && text[0] == '@') return FromValue(Take(irt::ReadNpy(text.substr(1))));
-  irt::Result<irt::Value> v = irt::ParseLiteral(text);
-  if (!v.ok()) throw py::value_error(v.error().message());
-  return FromValue(*v);
+  irt::Result<irt::Value> v = irt::ParseValueArgument(text);
+  if (!v.ok() && v.error().code() == irt::Code::kUsage) throw py::value_error(v.error().message());
+  return FromValue(Take(std::move(v)));
 }
 
 // `extra`: (rule text, where it comes from) pairs merged over the file's

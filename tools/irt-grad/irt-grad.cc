@@ -15,11 +15,13 @@
 
 namespace {
 
-// A literal, or @FILE for a NumPy .npy file.
+// A literal, or @FILE for a NumPy .npy file; a bad literal's message
+// names the option.
 irt::Result<irt::Value> ParseValueOption(const std::string& what, std::string_view text) {
-  if (!text.empty() && text[0] == '@') return irt::ReadNpy(std::string(text.substr(1)));
-  auto v = irt::ParseLiteral(text);
-  if (!v) return irt::UsageError(what + ": " + v.error().message());
+  auto v = irt::ParseValueArgument(text);
+  if (!v && v.error().code() == irt::Code::kUsage) {
+    return irt::UsageError(what + ": " + v.error().message());
+  }
   return v;
 }
 

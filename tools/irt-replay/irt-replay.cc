@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
   auto& app = cli.app();
   cli.AddTraceInput(&input);
   app.add_option("-s,--set", sets,
-                 "Give the node at PATH the value VALUE (a literal), e.g. @2=3.0 or @8/@4=0.1; "
-                 "repeatable")
+                 "Give the node at PATH the value VALUE (a literal or @FILE.npy), e.g. @2=3.0, "
+                 "@8/@4=0.1 or @2=@x.npy; repeatable")
       ->type_name("@PATH=VALUE")
       ->expected(1)  // one change per --set, so the trace may follow
       ->allow_extra_args(false)

@@ -7,12 +7,7 @@
 
 namespace irt::ir {
 
-Result<Value> ParseArgument(std::string_view arg) {
-  if (!arg.empty() && arg[0] == '@') return ReadNpy(std::string(arg.substr(1)));
-  Result<Value> v = ParseLiteral(arg);
-  if (!v.ok()) return UsageError(v.error().message());
-  return v;
-}
+Result<Value> ParseArgument(std::string_view arg) { return ParseValueArgument(arg); }
 
 Result<std::vector<double>> ParseRandValues(std::string_view text) {
   std::vector<double> out;

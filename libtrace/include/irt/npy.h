@@ -1,5 +1,6 @@
-// NumPy .npy files: how a tensor enters a tool from a file (irt-trace and
-// irt-grad take @file.npy for an argument) and leaves it (irt-grad --npy).
+// NumPy .npy files: how a tensor enters a tool from a file (irt-trace,
+// irt-grad and irt-replay take @file.npy for a value) and leaves it
+// (irt-grad --npy).
 // File I/O, so it sits beside Output rather than in the value model.
 #ifndef IRT_NPY_H_
 #define IRT_NPY_H_
@@ -20,6 +21,12 @@ Result<Value> ReadNpy(const std::string& path);
 /// atomically through Output ("-" is stdout). kInvalidArgument for other
 /// kinds of value.
 Status WriteNpy(const Value& v, const std::string& path);
+
+/// A value given on a command line: "@FILE" reads the NumPy file FILE
+/// (ReadNpy and its errors), anything else is a literal (ParseLiteral; kUsage
+/// with its message when it is not one). irt-trace's arguments, irt-grad's
+/// --seed and --tangent and irt-replay's --set take values this way.
+Result<Value> ParseValueArgument(std::string_view text);
 
 }  // namespace irt
 

@@ -38,8 +38,9 @@ struct ReplayChange {
   Value value;
 };
 
-/// Parses "@PATH=VALUE"; VALUE is a literal as irt::ParseLiteral reads it.
-/// Errors: kUsage.
+/// Parses "@PATH=VALUE"; VALUE is a literal or @FILE.npy
+/// (irt::ParseValueArgument).
+/// Errors: kUsage; ReadNpy's for a file that cannot be read.
 Result<ReplayChange> ParseReplayChange(std::string_view spec);
 
 struct ReplayOptions {

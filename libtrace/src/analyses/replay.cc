@@ -9,6 +9,7 @@
 #include "analyses/replay_walk.h"
 #include "graph/path.h"
 #include "irt/graph.h"
+#include "irt/npy.h"
 
 namespace irt {
 
@@ -33,11 +34,12 @@ Result<ReplayChange> ParseReplayChange(std::string_view spec) {
   ReplayChange c;
   c.path = Trim(spec.substr(0, eq));
   std::string_view text = spec.substr(eq + 1);
-  auto v = ParseLiteral(text);
-  if (!v) {
+  auto v = ParseValueArgument(text);
+  if (!v && v.error().code() == Code::kUsage) {
     return UsageError("--set " + c.path + ": '" + std::string(text) +
                       "' is not a value: " + v.error().message());
   }
+  if (!v) return Status(v.error().code(), "--set " + c.path + ": " + v.error().message());
   c.value = std::move(v).value();
   return c;
 }

@@ -306,4 +306,11 @@ Status WriteNpy(const Value& v, const std::string& path) {
   return out->Commit();
 }
 
+Result<Value> ParseValueArgument(std::string_view text) {
+  if (!text.empty() && text[0] == '@') return ReadNpy(std::string(text.substr(1)));
+  Result<Value> v = ParseLiteral(text);
+  if (!v.ok()) return UsageError(v.error().message());
+  return v;
+}
+
 }  // namespace irt

@@ -152,8 +152,8 @@ class TraceJob {
   Value result_;
 };
 
-/// Parses a command-line argument: a literal, or "@FILE" (a .npy file).
-/// Bad literals are kUsage.
+/// Parses a command-line argument: a literal, or "@FILE" (a .npy file), as
+/// irt::ParseValueArgument does. Bad literals are kUsage.
 Result<Value> ParseArgument(std::string_view arg);
 /// Parses "v1,v2,...": each a real literal.
 Result<std::vector<double>> ParseRandValues(std::string_view text);
