@@ -10,6 +10,10 @@ Workloads (bench/ir/replay_tail.ir and testdata/ir/loop.ir):
               its forward slice is the rest of the loop's accumulator
   all         loop.ir: x itself is set; every iteration depends on it (the
               worst case: the whole trace is evaluated again)
+  tensor      W2 (bench/ir/w2_rosenbrock.ir, N = 625,000: 10^7 nodes): the
+              vector x is set from a .npy file with one element changed;
+              every getindex reads the new x (decoded once, not once per
+              element), and the sum after the element changes
 
 Every replayed trace whose program can be traced at the new values is
 checked against that fresh trace with irt-diff (--ignore-meta args: the
@@ -32,6 +36,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from benchlib import write_npy_f64
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -84,6 +90,11 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     tool = lambda name: str(bin_ / name)
 
+    n2 = 625000
+    x = [0.5 + 0.001 * (k % 100) for k in range(n2)]
+    write_npy_f64(work / "w2_x.npy", x)
+    x[n2 // 2] += 0.25
+    write_npy_f64(work / "w2_x2.npy", x)
     workloads = [
         # name, module, function, args, --set, fresh args (None: no fresh equivalent)
         ("tail-1%", HERE / "ir" / "replay_tail.ir", "tail", ["0.5", "1237500"], "@2=0.25",
@@ -92,6 +103,8 @@ def main():
          "@3/@9900010=0.5", None),
         ("all", ROOT / "testdata" / "ir" / "loop.ir", "loop", ["0.999999"], "@2=0.9999",
          ["0.9999"]),
+        ("tensor", HERE / "ir" / "w2_rosenbrock.ir", "rosen", [f"@{work / 'w2_x.npy'}", str(n2)],
+         f"@2=@{work / 'w2_x2.npy'}", [f"@{work / 'w2_x2.npy'}", str(n2)]),
     ]
     failed = 0
     for name, module, fn, targs, change, fresh_args in workloads:

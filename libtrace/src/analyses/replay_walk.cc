@@ -134,7 +134,9 @@ class Walker {
     return bits_.Test(id - start_);
   }
   void MarkDirty(NodeId id) { bits_.Set(id - start_); }
+  // A node's value as the replay has it: its new value, else the trace's.
   Result<Value> Current(NodeId id) const;
+  Result<Value> Decode(NodeId id) const;
   Result<Value> OperandValue(const Operand& o) const {
     if (!o.is_ref) return o.literal;
     return Current(o.ref);
@@ -191,9 +193,27 @@ class Walker {
   bool first_failure_ = true;
   std::optional<std::pair<std::string, Value>> trace_meta_edit_;
   uint64_t out_chunks_ = 0;
+  // The tensors Current read last, by node id modulo kRecent: a loop that
+  // reads a tensor element by element (getindex) decodes it once, not once
+  // per element, which is as long as the tensor. Bounded: a few values,
+  // which share their data with the decoded ones.
+  static constexpr size_t kRecent = 8;
+  struct Recent {
+    NodeId id = kNoNode;
+    Value value;
+  };
+  mutable Recent recent_[kRecent];
 };
 
 Result<Value> Walker::Current(NodeId id) const {
+  Recent& recent = recent_[id % kRecent];
+  if (recent.id == id) return recent.value;
+  IRT_ASSIGN_OR_RETURN(Value v, Decode(id));
+  if (v.kind() == VKind::kTensor) recent = {id, v};
+  return v;
+}
+
+Result<Value> Walker::Decode(NodeId id) const {
   if (Dirty(id)) {
     if (id >= cur_.lo && id < cur_.hi) {
       uint32_t local = static_cast<uint32_t>(id - cur_.lo);
@@ -293,6 +313,7 @@ Status Walker::FinishLate() {
 
 void Walker::SetValue(NodeId id, Value v) {
   MarkDirty(id);
+  if (recent_[id % kRecent].id == id) recent_[id % kRecent] = Recent();
   r_->changed.push_back(id);
   if (id >= 1 && id < root_args_end_ && root_args_skip_ != ~0ull && id >= 1 + root_args_skip_) {
     uint32_t opi = static_cast<uint32_t>(id - 1 - root_args_skip_);
