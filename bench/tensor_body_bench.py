@@ -8,9 +8,15 @@ sweep (its result is a tensor), so the time per node must not grow with
 the body's length: the figures show whether it does. Nothing is asserted
 (the machine is shared); read the `per_op` column across the sizes.
 
+A second program reads a tensor of N elements that it made (y = x * 2.0,
+x a vector argument) element by element in a loop of N iterations
+(s += y[i] * y[i]): every getindex reads the same tensor, which the
+tools must not decode once per element (tensor-elements-<N>).
+
 Figures, one per line, as bench/run.py prints them:
 
     tensor-body-<N> <figure> <value> <unit>
+    tensor-elements-<N> <figure> <value> <unit>
 
 Times are whole processes (wall time, start to reap), the median of --runs
 runs; `reverse_sweep` and `reverse_forward_pass` are irt-grad -v's
@@ -54,6 +60,29 @@ end
 """
 
 
+# elems(x, n): y = x * 2.0; s = sum of y[i] * y[i] for i in 1..n
+ELEMENTS = """\
+# A tensor made in the body and read element by element (bench/tensor_body_bench.py).
+function elems
+1: (%1, %2, %3)
+  %4 = %2 * 2.0
+  br 2 (1, 0.0)
+2: (%5, %6)
+  %7 = %5 <= %3
+  br 4 unless %7
+  br 3
+3:
+  %8 = Main.getindex(%4, %5)
+  %9 = %8 * %8
+  %10 = %6 + %9
+  %11 = %5 + 1
+  br 2 (%11, %10)
+4:
+  return %6
+end
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=str(ROOT / "build-release" / "bin"))
@@ -70,12 +99,23 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     ir = work / "tbody.ir"
     ir.write_text(PROGRAM)
+    ir_elements = work / "elems.ir"
+    ir_elements.write_text(ELEMENTS)
     x = work / "x.npy"
     write_npy_f64(x, [0.1 * (i + 1) for i in range(8)])
+    cases = []
     for n in (int(s) for s in args.sizes.split(",")):
-        name = f"tensor-body-{n}"
-        trace = work / f"tbody_{n}.fb"
-        run([str(bin_dir / "irt-trace"), str(ir), "tbody", f"@{x}", str(n // 2), "-o", str(trace)])
+        cases.append((f"tensor-body-{n}", n, [str(ir), "tbody", f"@{x}", str(n // 2)],
+                      "@2=[" + ", ".join(["0.25"] * 8) + "]"))
+    for n in (int(s) for s in args.sizes.split(",")):
+        xn, xn2 = work / f"xe_{n}.npy", work / f"xe2_{n}.npy"
+        write_npy_f64(xn, [0.001 * (i % 100) for i in range(n)])
+        write_npy_f64(xn2, [0.002 * (i % 100) for i in range(n)])
+        cases.append((f"tensor-elements-{n}", n, [str(ir_elements), "elems", f"@{xn}", str(n)],
+                      f"@2=@{xn2}"))
+    for name, n, trace_args, change in cases:
+        trace = work / f"{name}.fb"
+        run([str(bin_dir / "irt-trace"), *trace_args, "-o", str(trace)])
         out = work / "out.fb"
         grad = [str(bin_dir / "irt-grad"), "-v", "--max-elements", "1"]
         commands = {
@@ -83,8 +123,7 @@ def main():
             "forward": grad + ["--json", "--mode", "forward", "--tangent", "@2=1.0", str(trace)],
             "emit": grad + ["--emit-trace", "-o", str(out), str(trace)],
             "annotate": grad + ["--annotate", "-o", str(out), str(trace)],
-            "replay": [str(bin_dir / "irt-replay"), "--set", "@2=[" + ", ".join(["0.25"] * 8) + "]", "-o", str(out),
-                       str(trace)],
+            "replay": [str(bin_dir / "irt-replay"), "--set", change, "-o", str(out), str(trace)],
         }
         for mode in args.modes.split(","):
             results = sorted((run(commands[mode], who="tensor_body_bench") for _ in range(args.runs)), key=lambda r: r[0])

@@ -278,11 +278,18 @@ double* AdjointPages::Fill(uint64_t page) {
 }
 
 Value GradEngine::DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind kind) {
-  if (kind == VKind::kTensor && !decoded_.empty()) {
-    auto it = decoded_.find(DecodedKey{c.index, bits});
+  if (kind != VKind::kTensor) return c.Decode(bits, kind);
+  const DecodedKey key{c.index, bits};
+  if (!decoded_.empty()) {
+    auto it = decoded_.find(key);
     if (it != decoded_.end()) return it->second;
   }
-  return c.Decode(bits, kind);
+  for (const RecentTensor& r : recent_) {
+    if (r.key == key && r.value.kind() == VKind::kTensor) return r.value;
+  }
+  Value v = c.Decode(bits, kind);
+  recent_[next_recent_++ % kRecentTensors] = RecentTensor{key, v};
+  return v;
 }
 
 Value GradEngine::RootArgumentValue(const internal::ChunkColumns& c, uint64_t bits, VKind kind) {

@@ -338,9 +338,10 @@ class GradEngine {
   Value DecodeOperand(const OperandVal& o) { return DecodeAt(*o.chunk, o.bits, o.vkind); }
   /// A value stored in chunk `c`: a tensor argument of the root as the
   /// forward pass decoded it (up to kDecodedBudget bytes of them are kept),
-  /// else decoded now. The root's tensors (inputs, weights) are what rules
-  /// read again and again; other tensors are not kept, since holding them
-  /// costs fresh memory, which costs more than decoding them again.
+  /// one of the last two other tensors decoded, else decoded now. The
+  /// root's tensors (inputs, weights) are what rules read again and again;
+  /// other tensors are not kept beyond those two, since holding them costs
+  /// fresh memory, which costs more than decoding them again.
   Value DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind kind);
   /// The root call's literal operands as the caller decoded them: a root
   /// argument stored with the same bytes as one of them takes that value
@@ -454,6 +455,16 @@ class GradEngine {
   };
   std::unordered_map<DecodedKey, Value, DecodedHash> decoded_;
   uint64_t decoded_bytes_ = 0;
+  // And the last two other tensors DecodeAt decoded: a loop that reads a
+  // tensor it made element by element (getindex, whose rules read the
+  // tensor in a backward trace) decodes it once, not once per element.
+  static constexpr size_t kRecentTensors = 2;
+  struct RecentTensor {
+    DecodedKey key{~0u, 0};
+    Value value;
+  };
+  RecentTensor recent_[kRecentTensors];
+  size_t next_recent_ = 0;
   const std::vector<Value>* root_operands_ = nullptr;
   Value RootArgumentValue(const internal::ChunkColumns& c, uint64_t bits, VKind kind);
   GradStats stats_;
