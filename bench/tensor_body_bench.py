@@ -11,12 +11,18 @@ the body's length: the figures show whether it does. Nothing is asserted
 A second program reads a tensor of N elements that it made (y = x * 2.0,
 x a vector argument) element by element in a loop of N iterations
 (s += y[i] * y[i]): every getindex reads the same tensor, which the
-tools must not decode once per element (tensor-elements-<N>).
+tools must not decode once per element (tensor-elements-<N>); a third
+reads it with Python's 0-based getitem, whose adjoint rule adds each
+element's adjoint into zeros the size of the tensor (tensor-items-<N>),
+which the sweep must add in place. The backward trace (--emit-trace) of
+that program still writes those zeros, N^2 values: it is timed only up to
+N = 10^4 (800 MB).
 
 Figures, one per line, as bench/run.py prints them:
 
     tensor-body-<N> <figure> <value> <unit>
     tensor-elements-<N> <figure> <value> <unit>
+    tensor-items-<N> <figure> <value> <unit>
 
 Times are whole processes (wall time, start to reap), the median of --runs
 runs; `reverse_sweep` and `reverse_forward_pass` are irt-grad -v's
@@ -83,6 +89,30 @@ end
 """
 
 
+# The same with Python's 0-based indexing: y[i - 1] as getitem.
+ITEMS = """\
+# A tensor made in the body and read item by item (bench/tensor_body_bench.py).
+function items
+1: (%1, %2, %3)
+  %4 = %2 * 2.0
+  br 2 (1, 0.0)
+2: (%5, %6)
+  %7 = %5 <= %3
+  br 4 unless %7
+  br 3
+3:
+  %8 = %5 - 1
+  %9 = Main.getitem(%4, %8)
+  %10 = %9 * %9
+  %11 = %6 + %10
+  %12 = %5 + 1
+  br 2 (%12, %11)
+4:
+  return %6
+end
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=str(ROOT / "build-release" / "bin"))
@@ -101,6 +131,8 @@ def main():
     ir.write_text(PROGRAM)
     ir_elements = work / "elems.ir"
     ir_elements.write_text(ELEMENTS)
+    ir_items = work / "items.ir"
+    ir_items.write_text(ITEMS)
     x = work / "x.npy"
     write_npy_f64(x, [0.1 * (i + 1) for i in range(8)])
     cases = []
@@ -112,6 +144,8 @@ def main():
         write_npy_f64(xn, [0.001 * (i % 100) for i in range(n)])
         write_npy_f64(xn2, [0.002 * (i % 100) for i in range(n)])
         cases.append((f"tensor-elements-{n}", n, [str(ir_elements), "elems", f"@{xn}", str(n)],
+                      f"@2=@{xn2}"))
+        cases.append((f"tensor-items-{n}", n, [str(ir_items), "items", f"@{xn}", str(n)],
                       f"@2=@{xn2}"))
     for name, n, trace_args, change in cases:
         trace = work / f"{name}.fb"
@@ -126,7 +160,16 @@ def main():
             "replay": [str(bin_dir / "irt-replay"), "--set", change, "-o", str(out), str(trace)],
         }
         for mode in args.modes.split(","):
-            results = sorted((run(commands[mode], who="tensor_body_bench") for _ in range(args.runs)), key=lambda r: r[0])
+            if mode == "emit" and name.startswith("tensor-items-") and n > 10000:
+                continue  # N^2 values written (see above)
+            results = []
+            for _ in range(args.runs):
+                # Each run writes a fresh file: replacing the last one would
+                # time the freeing of its pages too.
+                out.unlink(missing_ok=True)
+                results.append(run(commands[mode], who="tensor_body_bench"))
+            out.unlink(missing_ok=True)
+            results.sort(key=lambda r: r[0])
             t, _, err = results[len(results) // 2]
             emit(name, f"{mode}_time", t * 1e3, "ms")
             emit(name, f"{mode}_per_op", t * 1e6 / n, "us")

@@ -1120,6 +1120,47 @@ TEST(GradTest, ForwardTangentsOfElementsAreTheGradients) {
   EXPECT_NE(DerivativeAt(*r, 3).tensor().at(1), 0.0);
 }
 
+// getitem's reverse line, additem(zero(x), dy, i...), adds dy into one
+// element of x's adjoint in place when the indices name an element (0-based,
+// negative ones from the end; Int64 here): the same bits as the line run on
+// tensors, which the same rule written with dy * 1.0 still takes, as a
+// sub-tensor (a row) and a Float32 element always do.
+TEST(GradTest, ItemAdjointsAreAddedInPlace) {
+  const char* text =
+      "function a\n1: (%1, %2, %3, %4)\n  br 2 (0, 0.0)\n2: (%5, %6)\n  %7 = %5 < 3\n"
+      "  br 4 unless %7\n  br 3\n3:\n  %8 = Main.getitem(%2, 1, %5)\n  %9 = 0 - %5\n"
+      "  %10 = %9 - 1\n  %11 = Main.getitem(%4, %10)\n  %12 = %8 * %11\n  %13 = %6 + %12\n"
+      "  %14 = %5 + 1\n  br 2 (%14, %13)\n"
+      "4:\n  %15 = Main.getitem(%2, 0)\n  %16 = Main.sum(%15)\n  %17 = Main.getitem(%3, 1)\n"
+      "  %18 = %16 * %17\n  %19 = %6 + %18\n  return %19\nend\n";
+  std::mt19937 rng(5);
+  Tensor y = Tensor::Zeros(DType::kF32, {3});
+  for (int64_t i = 0; i < 3; ++i) y.f32()[i] = 0.5f + 0.25f * static_cast<float>(i);
+  std::string path =
+      TraceIR(text, "a",
+              {RandomTensor(rng, {2, 3}), Value::MakeTensor(std::move(y)), RandomTensor(rng, {5})});
+  auto in_place = Grad(path);
+  ASSERT_TRUE(in_place.ok()) << in_place.status().message();
+  RuleSet dense = DefaultRules();
+  auto line = RuleSet::Parse(
+      "getitem(x, i...) -> y\n  dy = getitem(dx, i...)\n  dx = additem(zero(x), dy * 1.0, i...)\n",
+      "dense.rules");
+  ASSERT_TRUE(line.ok()) << line.status().message();
+  dense.Merge(*line);
+  auto on_tensors = Grad(path, {}, dense);
+  ASSERT_TRUE(on_tensors.ok()) << on_tensors.status().message();
+  for (uint32_t pos : {2u, 3u, 4u}) {
+    EXPECT_TRUE(BitEqual(DerivativeAt(*in_place, pos), DerivativeAt(*on_tensors, pos)))
+        << "@" << pos << ": " << FormatValue(DerivativeAt(*in_place, pos)) << " vs "
+        << FormatValue(DerivativeAt(*on_tensors, pos));
+  }
+  // d/dv[-1 - i] = x[1, i] for i < 3; v[0] and v[1] get nothing.
+  const Tensor& dv = DerivativeAt(*in_place, 4).tensor();
+  EXPECT_EQ(dv.f64()[0], 0.0);
+  EXPECT_EQ(dv.f64()[1], 0.0);
+  EXPECT_NE(dv.f64()[4], 0.0);
+}
+
 TEST(GradTest, DotProductTest) {
   // <u, J v> = <Jᵀ u, v> for programs with tensor results.
   for (uint32_t seed = 1; seed <= 25; ++seed) {

@@ -146,6 +146,10 @@ bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out);
 /// tensor of dimensions `shape` (one index: a linear index), as getindex
 /// reads it; -1 when it names none.
 int64_t ElementOffset(const std::vector<int64_t>& shape, std::span<const int64_t> index);
+/// The same for Python's and NumPy's indexing, as getitem reads an element:
+/// one 0-based index per dimension, a negative one counting from the end;
+/// -1 when they name no single element.
+int64_t ItemElementOffset(const std::vector<int64_t>& shape, std::span<const int64_t> index);
 
 /// "MethodError: no method matching name(::T1, ::T2)".
 std::string NoMethodMessage(std::string_view name, OpArgs args);

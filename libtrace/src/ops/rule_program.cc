@@ -146,6 +146,12 @@ class Compiler {
       p.element_of = p.code[0].args[0];
       p.element_index.assign(p.code[0].args.begin() + 1, p.code[0].args.end());
     }
+    if (p.code.size() == 2 && p.code[0].op == "zero" && p.code[1].op == "additem" &&
+        p.code[1].args.size() >= 3 && p.code[1].args[0] == p.code[0].dst && p.outputs.size() == 1 &&
+        p.outputs[0] == p.code[1].dst) {
+      p.item_value = p.code[1].args[1];
+      p.item_index.assign(p.code[1].args.begin() + 2, p.code[1].args.end());
+    }
     // A transpose whose only use is an operand of a matmul is folded into it.
     std::vector<int> uses(static_cast<size_t>(p.num_regs), 0);
     for (const Instr& in : p.code) {

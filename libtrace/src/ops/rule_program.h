@@ -70,6 +70,11 @@ struct Program {
   /// of a tangent): the register indexed, else -1, and the index registers.
   int32_t element_of = -1;
   std::vector<int32_t> element_index;
+  /// A program that is additem(zero(x), v, i...) (getitem's reverse line:
+  /// v added into one item of zeros): v's register, else -1, and the index
+  /// registers.
+  int32_t item_value = -1;
+  std::vector<int32_t> item_index;
 };
 
 /// The forward line, for tangents present on the arguments marked in `has_tangent`.

@@ -658,6 +658,17 @@ int64_t ElementOffset(const std::vector<int64_t>& shape, std::span<const int64_t
   });
 }
 
+int64_t ItemElementOffset(const std::vector<int64_t>& shape, std::span<const int64_t> index) {
+  if (index.size() != shape.size()) return -1;
+  int64_t off = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t n = shape[d], i = index[d];
+    if (i < -n || i >= n) return -1;  // as IndexInDim's Python rule
+    off = off * n + (i < 0 ? i + n : i);
+  }
+  return off;
+}
+
 bool ElementF64(const Tensor& x, std::span<const int64_t> index, double* out) {
   if (x.dtype != DType::kF64) return false;
   const int64_t off = ElementOffset(x.shape, index);

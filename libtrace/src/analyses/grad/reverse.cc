@@ -163,13 +163,46 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
   if (off < 0) {
     return InvalidArgument("index out of bounds adding into the adjoint of " + NodeName(target));
   }
+  AddAt(a, s, off, g);
+  return Status::Ok();
+}
+
+void GradEngine::AddAt(TensorAdj* a, uint64_t slot, int64_t off, double g) {
   if (a->t.dtype == DType::kF64) {
     a->t.f64()[off] += g;
   } else {
     a->t.f32()[off] += static_cast<float>(g);
   }
-  touched_.Set(s);
-  return Status::Ok();
+  touched_.Set(slot);
+}
+
+// getitem's reverse line, additem(zero(x), dy, i...), when dy is a number
+// and i... name one element of x: dy added into that element of x's
+// adjoint, as adding the program's tensor (zeros elsewhere) would: the
+// adjoint holds no -0, so adding 0 changes no other element. False leaves
+// the line to the values path (sub-tensors, other indices, errors).
+bool GradEngine::AddItem(const OperandVal& o, const Program& p, size_t arity, uint64_t slot) {
+  constexpr size_t kMaxIndices = 8;
+  if (p.item_value != static_cast<int32_t>(arity + 1) || o.vkind != VKind::kTensor ||
+      p.item_index.size() > kMaxIndices) {
+    return false;
+  }
+  int64_t index[kMaxIndices];
+  for (size_t q = 0; q < p.item_index.size(); ++q) {
+    const size_t reg = static_cast<size_t>(p.item_index[q]);
+    if (reg >= arity || (ops_[reg].vkind != VKind::kI64 && ops_[reg].vkind != VKind::kBool)) {
+      return false;
+    }
+    index[q] = static_cast<int64_t>(ops_[reg].bits);
+  }
+  const uint64_t s = varied_.Rank(o.target);
+  Result<TensorAdj*> a = TensorAdjOf(o.target, s);
+  if (!a.ok()) return false;
+  const int64_t off =
+      ItemElementOffset((*a)->t.shape, std::span<const int64_t>(index, p.item_index.size()));
+  if (off < 0) return false;
+  AddAt(*a, s, off, adj_.Get(slot));
+  return true;
 }
 
 // The adjoint of the node at `slot` as a value (scalars as the node's type).
@@ -311,6 +344,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
     if (!o.varied || !rc->progs[j]) continue;
     const Program& p = *rc->progs[j];
     bool sparse = p.outputs.size() > 1;
+    if (y_scalar && p.item_value >= 0 && AddItem(o, p, arity, slot)) continue;
     if (y_scalar && (rc->reads[j] & ~real) == 0) {
       if (!regs_ready) {
         scratch_.resize(rc->max_regs);
