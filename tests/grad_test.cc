@@ -1154,6 +1154,18 @@ TEST(GradTest, ItemAdjointsAreAddedInPlace) {
         << "@" << pos << ": " << FormatValue(DerivativeAt(*in_place, pos)) << " vs "
         << FormatValue(DerivativeAt(*on_tensors, pos));
   }
+  // A line that adds dy into zeros shaped like another operand (here the
+  // index) is not added in place into x's adjoint: it fails as on tensors.
+  RuleSet other = DefaultRules();
+  auto wrong = RuleSet::Parse(
+      "getitem(x, i) -> y\n  dy = getitem(dx, i)\n  dx = additem(zero(i), dy, i)\n", "w.rules");
+  ASSERT_TRUE(wrong.ok()) << wrong.status().message();
+  other.Merge(*wrong);
+  std::string one =
+      TraceIR("function b\n1: (%1, %2)\n  %3 = Main.getitem(%2, -2)\n  return %3\nend\n", "b",
+              {RandomTensor(rng, {4})});
+  ASSERT_TRUE(Grad(one).ok());
+  EXPECT_FALSE(Grad(one, {}, other).ok());
   // d/dv[-1 - i] = x[1, i] for i < 3; v[0] and v[1] get nothing.
   const Tensor& dv = DerivativeAt(*in_place, 4).tensor();
   EXPECT_EQ(dv.f64()[0], 0.0);

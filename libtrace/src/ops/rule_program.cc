@@ -150,6 +150,7 @@ class Compiler {
         p.code[1].args.size() >= 3 && p.code[1].args[0] == p.code[0].dst && p.outputs.size() == 1 &&
         p.outputs[0] == p.code[1].dst) {
       p.item_value = p.code[1].args[1];
+      p.item_zeros_of = p.code[0].args[0];
       p.item_index.assign(p.code[1].args.begin() + 2, p.code[1].args.end());
     }
     // A transpose whose only use is an operand of a matmul is folded into it.

@@ -71,9 +71,10 @@ struct Program {
   int32_t element_of = -1;
   std::vector<int32_t> element_index;
   /// A program that is additem(zero(x), v, i...) (getitem's reverse line:
-  /// v added into one item of zeros): v's register, else -1, and the index
-  /// registers.
+  /// v added into one item of zeros): v's register, else -1, x's and the
+  /// index registers.
   int32_t item_value = -1;
+  int32_t item_zeros_of = -1;
   std::vector<int32_t> item_index;
 };
 

@@ -397,7 +397,7 @@ class GradEngine {
   std::string GiverText(const Giver& who);
   // Adds g into element `off` of the tensor adjoint a (of `slot`).
   void AddAt(TensorAdj* a, uint64_t slot, int64_t off, double g);
-  bool AddItem(const OperandVal& o, const Program& p, size_t arity, uint64_t slot);
+  bool AddItem(size_t j, const Program& p, size_t arity, uint64_t slot);
   Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
                           const Value* vidx);
   Result<TensorAdj*> TensorAdjOf(NodeId target, uint64_t slot);

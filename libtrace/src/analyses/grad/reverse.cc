@@ -181,9 +181,12 @@ void GradEngine::AddAt(TensorAdj* a, uint64_t slot, int64_t off, double g) {
 // adjoint, as adding the program's tensor (zeros elsewhere) would: the
 // adjoint holds no -0, so adding 0 changes no other element. False leaves
 // the line to the values path (sub-tensors, other indices, errors).
-bool GradEngine::AddItem(const OperandVal& o, const Program& p, size_t arity, uint64_t slot) {
+bool GradEngine::AddItem(size_t j, const Program& p, size_t arity, uint64_t slot) {
   constexpr size_t kMaxIndices = 8;
-  if (p.item_value != static_cast<int32_t>(arity + 1) || o.vkind != VKind::kTensor ||
+  const OperandVal& o = ops_[j];
+  // dy into zeros shaped like operand j itself.
+  if (p.item_value != static_cast<int32_t>(arity + 1) ||
+      p.item_zeros_of != static_cast<int32_t>(j) || o.vkind != VKind::kTensor ||
       p.item_index.size() > kMaxIndices) {
     return false;
   }
@@ -344,7 +347,7 @@ Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId m
     if (!o.varied || !rc->progs[j]) continue;
     const Program& p = *rc->progs[j];
     bool sparse = p.outputs.size() > 1;
-    if (y_scalar && p.item_value >= 0 && AddItem(o, p, arity, slot)) continue;
+    if (y_scalar && p.item_value >= 0 && AddItem(j, p, arity, slot)) continue;
     if (y_scalar && (rc->reads[j] & ~real) == 0) {
       if (!regs_ready) {
         scratch_.resize(rc->max_regs);
