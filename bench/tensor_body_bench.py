@@ -66,10 +66,11 @@ end
 """
 
 
-# elems(x, n): y = x * 2.0; s = sum of y[i] * y[i] for i in 1..n
-ELEMENTS = """\
+# A tensor made in the body (y = x * 2.0) and read element by element in n
+# iterations (s += y[i] * y[i]); `read` sets %9 to the element of counter %5.
+ELEMENT_LOOP = """\
 # A tensor made in the body and read element by element (bench/tensor_body_bench.py).
-function elems
+function {name}
 1: (%1, %2, %3)
   %4 = %2 * 2.0
   br 2 (1, 0.0)
@@ -78,31 +79,7 @@ function elems
   br 4 unless %7
   br 3
 3:
-  %8 = Main.getindex(%4, %5)
-  %9 = %8 * %8
-  %10 = %6 + %9
-  %11 = %5 + 1
-  br 2 (%11, %10)
-4:
-  return %6
-end
-"""
-
-
-# The same with Python's 0-based indexing: y[i - 1] as getitem.
-ITEMS = """\
-# A tensor made in the body and read item by item (bench/tensor_body_bench.py).
-function items
-1: (%1, %2, %3)
-  %4 = %2 * 2.0
-  br 2 (1, 0.0)
-2: (%5, %6)
-  %7 = %5 <= %3
-  br 4 unless %7
-  br 3
-3:
-  %8 = %5 - 1
-  %9 = Main.getitem(%4, %8)
+{read}
   %10 = %9 * %9
   %11 = %6 + %10
   %12 = %5 + 1
@@ -111,6 +88,9 @@ function items
   return %6
 end
 """
+# Julia's 1-based getindex, and Python's 0-based getitem.
+ELEMENTS = ELEMENT_LOOP.format(name="elems", read="  %9 = Main.getindex(%4, %5)")
+ITEMS = ELEMENT_LOOP.format(name="items", read="  %8 = %5 - 1\n  %9 = Main.getitem(%4, %8)")
 
 
 def main():
