@@ -345,16 +345,55 @@ struct CodeFrame {
   uint32_t params = 0;  // the call's operands (the root's parameters)
 };
 
-// What the first pass learns for the second: the kind of the result.
+// A non-function argument of the root call, as the first pass finds it.
+struct RootArgument {
+  NodeId id;
+  std::string path;
+  uint32_t pos;  // its SSA id
+};
+
+// What the first pass learns for the second: the kind of the result, and
+// the parameter (1-based) that each of the root's arguments stands for.
 struct CodeFacts {
   VKind result = VKind::kNone;
+  uint32_t params = 0;
+  std::vector<RootArgument> args;
+  std::vector<uint32_t> param_of;  // per entry of args
 };
+
+// Which parameter each argument of the root call is. When the trace keeps
+// all of them, the k-th is parameter k, whatever the IR named them
+// (`1: (%1, %3, %2)` is legal). A slice may drop some: then an argument %k
+// is parameter k - 1, as every adapter numbers them (%1 is the function
+// itself), and one that cannot be is refused rather than misplaced.
+Status PlaceRootArguments(const std::string& name, CodeFacts* facts) {
+  const size_t n = facts->args.size();
+  facts->param_of.assign(n, 0);
+  if (n == facts->params) {
+    for (size_t i = 0; i < n; ++i) facts->param_of[i] = static_cast<uint32_t>(i + 1);
+    return Status::Ok();
+  }
+  uint32_t last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const RootArgument& a = facts->args[i];
+    const uint32_t k = a.pos >= 2 ? a.pos - 1 : 0;
+    if (k <= last || k > facts->params) {
+      return DataError(
+          name + ": node " + std::to_string(a.id) + (a.path.empty() ? "" : " (" + a.path + ")") +
+          ": an argument of the root call out of place (%" + std::to_string(a.pos) + ", " +
+          std::to_string(n) + " of its " + std::to_string(facts->params) + " arguments kept)");
+    }
+    facts->param_of[i] = last = k;
+  }
+  return Status::Ok();
+}
 
 // Writes the code of the trace in `stream` to `out`, or with out == nullptr
 // only checks that every node can be written and fills `facts`.
 Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFacts* facts) {
   std::vector<CodeFrame> code;
   std::vector<Value> params;
+  size_t root_args = 0;
   std::string buf, sig_name;
   const std::string& name = stream.name();
   const std::string flag(lang.flag());
@@ -432,6 +471,7 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
                 }
                 params.push_back(v);
               }
+              if (out == nullptr) facts->params = n;
               buf += lang.Header(sig_name, node.op(), params,
                                  facts != nullptr ? facts->result : VKind::kNone);
             } else {
@@ -459,12 +499,17 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
             }
             if (n >= 1) return assign(args[0]);
             if (place.depth == 1 && node.vkind() != VKind::kFunction) {
-              // The root's argument %k is parameter k - 1 (%1 is the function
-              // itself), so a slice that drops an argument keeps the others'.
-              uint32_t pos = node.location().pos;
-              uint32_t k1 = pos >= 2 && pos - 1 <= code.back().params ? pos - 1 : 0;
-              if (k1 == 0) return fail(node, place, "an argument of the root call out of place");
-              return assign("a" + std::to_string(k1));
+              // Placed between the passes (PlaceRootArguments).
+              const size_t i = root_args++;
+              if (out == nullptr) {
+                facts->args.push_back({node.id(), place.has_path ? std::string(place.path) : "",
+                                       node.location().pos});
+                return assign("a1");
+              }
+              if (i >= facts->param_of.size()) {
+                return fail(node, place, "an argument of the root call the first pass did not see");
+              }
+              return assign("a" + std::to_string(facts->param_of[i]));
             }
             return literal("");
           }
@@ -511,7 +556,7 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
         }
       });
   if (!s.ok()) return s;
-  if (out == nullptr) return Status::Ok();
+  if (out == nullptr) return PlaceRootArguments(name, facts);
   buf += lang.Footer(sig_name, params, facts != nullptr ? facts->result : VKind::kNone);
   out->Write(buf);
   return Status::Ok();

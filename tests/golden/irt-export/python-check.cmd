@@ -29,6 +29,10 @@ irt-replay --set @2=-0.5 lr.fb > lr2.fb && check lr.fb lr2.fb -0.5 3
 irt-replay --set @2=0.3 gh.fb > gh3.fb && check gh.fb gh3.fb 0.3 4
 irt-replay --set @3=5 h.fb 2>&1; echo "status $?"
 check h.fb h.fb 2.4 5 2>&1 | tail -1
+# Block 1 may name its arguments in any order (legal IR): the k-th is
+# parameter k whatever its name, here at other arguments than recorded.
+printf 'function sw\n1: (%%1, %%3, %%2)\n  %%4 = %%3 - %%2\n  %%5 = %%4 / %%2\n  return %%5\nend\n' > sw.ir
+irt-trace -o sw.fb sw.ir sw 10.0 4.0 && irt-replay --set @2=7.0 sw.fb > sw7.fb && check sw.fb sw7.fb 7.0 4.0
 # Tensors: a small perceptron (matrix times vector, broadcasting, tanh, a
 # transpose, reductions, indexing), its backward pass (which returns a
 # tuple), a slice; the tensor operations, with sums whose order of additions
