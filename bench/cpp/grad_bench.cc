@@ -39,7 +39,8 @@ int Fail(const std::string& what) {
 }
 
 int Usage() {
-  std::fprintf(stderr, "usage: irt-grad-bench [--runs N] [--wrt @N,...] TRACE\n");
+  std::fprintf(stderr,
+               "usage: irt-grad-bench [--runs N] [--wrt @N,...] [--column-budget BYTES] TRACE\n");
   return 2;
 }
 
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
       if (runs < 1) return Usage();
+    } else if (!std::strcmp(argv[i], "--column-budget") && i + 1 < argc) {
+      opts.column_budget = std::strtoull(argv[++i], nullptr, 10);
     } else if (!std::strcmp(argv[i], "--wrt") && i + 1 < argc) {
       for (const char* p = argv[++i]; *p != '\0';) {
         if (*p == '@') ++p;

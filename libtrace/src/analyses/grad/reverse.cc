@@ -299,7 +299,8 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
   for (size_t j = 0; j < arity; ++j) {
     if (!var[j] || !rc->progs[j]) continue;
     const Program& p = *rc->progs[j];
-    internal::RunScalar(p, regs);
+    // sum_to(dy, a) on scalars is no instruction at all: dy itself.
+    if (!p.scode.empty() || !p.consts.empty()) internal::RunScalar(p, regs);
     double g = regs[p.souts[0]];
     NodeId t = targets[j];
     if (p.souts.size() > 1) {
