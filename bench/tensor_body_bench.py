@@ -14,9 +14,8 @@ x a vector argument) element by element in a loop of N iterations
 tools must not decode once per element (tensor-elements-<N>); a third
 reads it with Python's 0-based getitem, whose adjoint rule adds each
 element's adjoint into zeros the size of the tensor (tensor-items-<N>),
-which the sweep must add in place. The backward trace (--emit-trace) of
-that program still writes those zeros, N^2 values: it is timed only up to
-N = 10^4 (800 MB).
+which the sweep must add in place, and the backward trace (--emit-trace)
+must write as element adjoints, not as those zeros (N^2 values).
 
 Figures, one per line, as bench/run.py prints them:
 
@@ -140,8 +139,6 @@ def main():
             "replay": [str(bin_dir / "irt-replay"), "--set", change, "-o", str(out), str(trace)],
         }
         for mode in args.modes.split(","):
-            if mode == "emit" and name.startswith("tensor-items-") and n > 10000:
-                continue  # N^2 values written (see above)
             results = []
             for _ in range(args.runs):
                 # Each run writes a fresh file: replacing the last one would

@@ -1173,6 +1173,60 @@ TEST(GradTest, ItemAdjointsAreAddedInPlace) {
   EXPECT_NE(dv.f64()[4], 0.0);
 }
 
+// Python's getitem: its reverse line, additem(zero(x), dy, i...), is
+// emitted as element adjoints too (joined once, as getindex's are), not as
+// two tensors the size of x per element read. The emitted trace returns
+// the gradient's bits: 2-D and negative indices, a row (a sub-tensor,
+// written as the program), a Float32 element, -0.0 alone in an element;
+// and a loop over n elements grows as n log n.
+TEST(GradTest, EmittedItemAdjointsAreElements) {
+  const char* text =
+      "function a\n1: (%1, %2, %3, %4)\n  br 2 (0, 0.0)\n2: (%5, %6)\n  %7 = %5 < 3\n"
+      "  br 4 unless %7\n  br 3\n3:\n  %8 = Main.getitem(%2, 1, %5)\n  %9 = 0 - %5\n"
+      "  %10 = %9 - 1\n  %11 = Main.getitem(%4, %10)\n  %12 = %8 * %11\n  %13 = %6 + %12\n"
+      "  %14 = %5 + 1\n  br 2 (%14, %13)\n"
+      "4:\n  %15 = Main.getitem(%2, 0)\n  %16 = Main.sum(%15)\n  %17 = Main.getitem(%3, 1)\n"
+      "  %18 = %16 * %17\n  %19 = Main.getitem(%4, 0)\n  %20 = %19 * -0.0\n  %21 = %6 + %18\n"
+      "  %22 = %21 + %20\n  return %22\nend\n";
+  std::mt19937 rng(7);
+  Tensor y = Tensor::Zeros(DType::kF32, {3});
+  for (int64_t i = 0; i < 3; ++i) y.f32()[i] = 0.5f + 0.25f * static_cast<float>(i);
+  std::string path =
+      TraceIR(text, "a",
+              {RandomTensor(rng, {2, 3}), Value::MakeTensor(std::move(y)), RandomTensor(rng, {5})});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto t = Trace::Open(Emit(path));
+  ASSERT_TRUE(t.ok());
+  Value g = t->node(t->size() - 1)->value();
+  ASSERT_EQ(g.kind(), VKind::kTuple) << FormatValue(g);
+  ASSERT_EQ(g.tuple().size(), 3u);
+  for (uint32_t pos : {2u, 3u, 4u}) {
+    EXPECT_TRUE(BitEqual(g.tuple()[pos - 2], DerivativeAt(*r, pos)))
+        << "@" << pos << ": " << FormatValue(g.tuple()[pos - 2]) << " vs "
+        << FormatValue(DerivativeAt(*r, pos));
+  }
+  EXPECT_FALSE(std::signbit(g.tuple()[2].tensor().f64()[0]));  // -0.0 added into +0.0
+  const char* loop =
+      "function s\n1: (%1, %2, %3)\n  br 2 (0, 0.0)\n2: (%4, %5)\n  %6 = %4 < %3\n"
+      "  br 4 unless %6\n  br 3\n3:\n  %7 = Main.getitem(%2, %4)\n  %8 = %7 * %7\n"
+      "  %9 = %5 + %8\n  %10 = %4 + 1\n  br 2 (%10, %9)\n4:\n  return %5\nend\n";
+  std::vector<uint64_t> bytes;
+  for (int64_t n : {64, 512}) {
+    SCOPED_TRACE(n);
+    std::string lp = TraceIR(loop, "s", {RandomTensor(rng, {n}), Value::I64(n)});
+    auto lr = Grad(lp);
+    ASSERT_TRUE(lr.ok()) << lr.status().message();
+    std::string emitted = Emit(lp);
+    bytes.push_back(ReadFile(emitted).size());
+    auto lt = Trace::Open(emitted);
+    ASSERT_TRUE(lt.ok());
+    EXPECT_TRUE(BitEqual(lt->node(lt->size() - 1)->value(), DerivativeAt(*lr, 2)));
+  }
+  // 8 times the elements: 12 times the bytes for n log n, 64 for n^2.
+  EXPECT_LT(bytes[1], 14 * bytes[0]) << bytes[0] << " then " << bytes[1];
+}
+
 TEST(GradTest, DotProductTest) {
   // <u, J v> = <Jᵀ u, v> for programs with tensor results.
   for (uint32_t seed = 1; seed <= 25; ++seed) {

@@ -121,10 +121,21 @@ class Emitter : public internal::ProgramObserver {
       return v;
     }
   };
-  // Adds v at idx into the pending adjoint of the tensor at `st` (whose
-  // adjoint is otherwise absent); false, adding nothing, when v is not a
-  // scalar of the tensor's type or idx names no element.
-  Result<bool> AddElement(uint64_t st, NodeId target, const Ref& v, const std::vector<Ref>& idx);
+  // Adds v at `index` into the pending adjoint of the tensor at `st`
+  // (whose adjoint is otherwise absent): 1-based as getindex reads it, or
+  // with `item` 0-based as getitem does (ItemElementOffset). False, adding
+  // nothing, when v is not a scalar of the tensor's type or the index
+  // names no element.
+  Result<bool> AddElement(uint64_t st, NodeId target, const Ref& v, std::span<const int64_t> index,
+                          bool item);
+  // getitem's reverse line, additem(zero(x), dy, i...) into operand x,
+  // when i... are Int64 operands naming one element and x's adjoint is
+  // still absent or pending: dy as that element's contribution, which the
+  // program's tensor would hold there (zeros elsewhere). Writing the
+  // program out instead held two copies of x per element read. False
+  // leaves the line to the program.
+  Result<bool> AddItem(NodeId target, const Ref& dy, const Program& p,
+                       const std::vector<OperandVal>& ops);
   // Adds `c` into element `off` of `p`: the sum in the order the sweep adds.
   Status AddInto(Pending& p, int64_t off, const Ref& c, NodeId target);
   // Writes the pending adjoint of `st` as a tensor into adj_[st]: a fill of
@@ -345,7 +356,7 @@ Status Emitter::Accumulate(NodeId target, const Ref& c) {
 }
 
 Result<bool> Emitter::AddElement(uint64_t st, NodeId target, const Ref& v,
-                                 const std::vector<Ref>& idx) {
+                                 std::span<const int64_t> index, bool item) {
   auto it = pending_.find(st);
   if (it == pending_.end()) {
     GradEngine::Loc l = e_.Locate(target);
@@ -357,13 +368,10 @@ Result<bool> Emitter::AddElement(uint64_t st, NodeId target, const Ref& v,
   const VKind kind = x.dtype == DType::kF64   ? VKind::kF64
                      : x.dtype == DType::kF32 ? VKind::kF32
                                               : VKind::kNone;
-  std::vector<int64_t> index(idx.size());
-  bool ok = kind != VKind::kNone && v.value.kind() == kind;
-  for (size_t d = 0; d < idx.size() && ok; ++d) {
-    ok = idx[d].value.kind() == VKind::kI64;
-    if (ok) index[d] = idx[d].value.as_i64();
-  }
-  const int64_t off = ok ? ElementOffset(x.shape, index) : -1;
+  const bool ok = kind != VKind::kNone && v.value.kind() == kind;
+  const int64_t off = !ok    ? -1
+                      : item ? ItemElementOffset(x.shape, index)
+                             : ElementOffset(x.shape, index);
   if (off < 0) {
     if (p.elems.empty()) pending_.erase(it);
     return false;
@@ -465,11 +473,34 @@ Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
   return Status::Ok();
 }
 
+Result<bool> Emitter::AddItem(NodeId target, const Ref& dy, const Program& p,
+                              const std::vector<OperandVal>& ops) {
+  const uint64_t st = e_.Slot(target);
+  if (!adj_.Get(st).absent()) return false;
+  std::vector<int64_t> index;
+  for (int32_t reg : p.item_index) {
+    if (reg < 0 || static_cast<size_t>(reg) >= ops.size() ||
+        ops[static_cast<size_t>(reg)].vkind != VKind::kI64) {
+      return false;
+    }
+    index.push_back(static_cast<int64_t>(ops[static_cast<size_t>(reg)].bits));
+  }
+  return AddElement(st, target, dy, index, /*item=*/true);
+}
+
 Status Emitter::AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx) {
   uint64_t st = e_.Slot(target);
   if (adj_.Get(st).absent()) {
-    IRT_ASSIGN_OR_RETURN(bool added, AddElement(st, target, v, idx));
-    if (added) return Status::Ok();
+    std::vector<int64_t> index(idx.size());
+    bool ints = true;
+    for (size_t d = 0; d < idx.size() && ints; ++d) {
+      ints = idx[d].value.kind() == VKind::kI64;
+      if (ints) index[d] = idx[d].value.as_i64();
+    }
+    if (ints) {
+      IRT_ASSIGN_OR_RETURN(bool added, AddElement(st, target, v, index, /*item=*/false));
+      if (added) return Status::Ok();
+    }
   }
   IRT_RETURN_IF_ERROR(Materialize(st, target));
   Ref acc = adj_.Get(st);
@@ -513,6 +544,11 @@ Status Emitter::ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, No
     const OperandVal& o = ops[j];
     if (!o.varied || !rc->progs[j]) continue;
     const Program& p = *rc->progs[j];
+    if (p.item_value == static_cast<int32_t>(arity + 1) &&
+        p.item_zeros_of == static_cast<int32_t>(j) && o.vkind == VKind::kTensor) {
+      IRT_ASSIGN_OR_RETURN(bool added, AddItem(o.target, adj_.Get(slot), p, ops));
+      if (added) continue;
+    }
     std::vector<Value>& values = values_;
     values.assign(static_cast<size_t>(p.num_regs), Value());
     regs_.assign(static_cast<size_t>(p.num_regs), Ref{});
