@@ -318,10 +318,9 @@ std::optional<Value> GradEngine::Adjoint(NodeId id) {
   const ClassInfo& k = Cls(l);
   if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_.Get(s), k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(s);
-  if (it != tensor_adj_.end()) return Value::MakeTensor(it->second.t);
-  auto kt = kept_.find(s);
-  if (kt != kept_.end()) return kt->second;
-  return std::nullopt;
+  if (it == tensor_adj_.end()) return std::nullopt;
+  it->second.Densify();
+  return Value::MakeTensor(it->second.t);
 }
 
 Status GradEngine::Finish(GradResult* out) {

@@ -258,9 +258,43 @@ struct Giver {
   NodeId node = kNoNode;       // with a rule: named before it
 };
 
-// A tensor adjoint being accumulated.
+// A tensor adjoint being accumulated. Dense: t holds every element. Or
+// sparse, while nothing but single elements has been added into it
+// (getindex's and getitem's rules, at most kSparse distinct ones): those
+// elements' sums, and only t's dtype and shape. A tensor passed to a call
+// per iteration, one element read in each, then gets an adjoint of one
+// element per call, not a tensor of zeros the size of it (quadratic time
+// and, kept, memory). Either way the adjoint holds no -0, so an element a
+// sparse adjoint lacks is +0 and adding it changes nothing.
 struct TensorAdj {
+  static constexpr uint32_t kSparse = 8;
   Tensor t;
+  bool sparse = false;
+  uint32_t n = 0;             // sparse elements
+  int64_t off[kSparse] = {};  // their row-major offsets
+  double sum[kSparse] = {};   // their sums (of a Float32 adjoint: Float32 sums)
+  /// A sparse adjoint of nothing yet, of t's type and shape.
+  static TensorAdj Sparse(DType dtype, std::vector<int64_t> shape) {
+    TensorAdj a;
+    a.t.dtype = dtype;
+    a.t.shape = std::move(shape);
+    a.sparse = true;
+    return a;
+  }
+  /// Makes a sparse adjoint dense: zeros, its elements set.
+  void Densify() {
+    if (!sparse) return;
+    t = Tensor::Zeros(t.dtype, t.shape);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (t.dtype == DType::kF64) {
+        t.f64()[off[i]] = sum[i];
+      } else {
+        t.f32()[off[i]] = static_cast<float>(sum[i]);
+      }
+    }
+    sparse = false;
+    n = 0;
+  }
 };
 
 // Thrown from Locate when a released chunk cannot be decoded again (its file
@@ -400,8 +434,12 @@ class GradEngine {
   bool AddItem(size_t j, const Program& p, size_t arity, uint64_t slot);
   Status AccumulateSparse(NodeId target, double g, const double* idx, size_t nidx,
                           const Value* vidx);
-  Result<TensorAdj*> TensorAdjOf(NodeId target, uint64_t slot);
+  // The tensor adjoint of `slot` (node `target`), made if absent: dense,
+  // or with `sparse_ok` as it is (a new one sparse), for AddAt.
+  Result<TensorAdj*> TensorAdjOf(NodeId target, uint64_t slot, bool sparse_ok = false);
   Status Propagate(uint64_t from_slot, NodeId target, const Loc& from);
+  // Drops a tensor adjoint the sweep has passed on.
+  void ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator it);
   Value AdjointValue(uint64_t slot, const Loc& l, bool take);
 
   void Hold(ChunkView* cv);
@@ -430,7 +468,6 @@ class GradEngine {
   AdjointPages adj_;                                    // scalar adjoints / tangents by slot
   std::unordered_map<uint64_t, TensorAdj> tensor_adj_;  // tensor adjoints by slot
   std::unordered_map<uint64_t, Value> tensor_tan_;      // tensor tangents by slot
-  std::unordered_map<uint64_t, Value> kept_;            // tensor adjoints kept for annotation
   uint64_t cached_slot_ = ~uint64_t{0};
   TensorAdj* cached_adj_ = nullptr;
   Bits poisoned_;  // forward mode: tangents that passed a primitive without a rule

@@ -41,17 +41,25 @@ Result<RevCache*> GradEngine::Reverse(ClassInfo& k, const Rule* rule, size_t ari
   return k.rev;
 }
 
-Result<TensorAdj*> GradEngine::TensorAdjOf(NodeId target, uint64_t slot) {
-  if (slot == cached_slot_) return cached_adj_;
-  auto it = tensor_adj_.find(slot);
-  if (it == tensor_adj_.end()) {
-    Loc tl = Locate(target);
-    TensorAdj a;
-    a.t = Tensor::Zeros(tl.cv->c->tensor_dtype(BitsOf(tl)), tl.cv->c->tensor_shape(BitsOf(tl)));
-    it = tensor_adj_.emplace(slot, std::move(a)).first;
+Result<TensorAdj*> GradEngine::TensorAdjOf(NodeId target, uint64_t slot, bool sparse_ok) {
+  if (slot != cached_slot_) {
+    auto it = tensor_adj_.find(slot);
+    if (it == tensor_adj_.end()) {
+      Loc tl = Locate(target);
+      const DType dtype = tl.cv->c->tensor_dtype(BitsOf(tl));
+      std::vector<int64_t> shape = tl.cv->c->tensor_shape(BitsOf(tl));
+      TensorAdj a;
+      if (sparse_ok) {
+        a = TensorAdj::Sparse(dtype, std::move(shape));
+      } else {
+        a.t = Tensor::Zeros(dtype, shape);
+      }
+      it = tensor_adj_.emplace(slot, std::move(a)).first;
+    }
+    cached_slot_ = slot;
+    cached_adj_ = &it->second;
   }
-  cached_slot_ = slot;
-  cached_adj_ = &it->second;
+  if (!sparse_ok) cached_adj_->Densify();
   return cached_adj_;
 }
 
@@ -140,7 +148,7 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
   if (Cls(tl).f->vkind != VKind::kTensor) {
     return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
   }
-  IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s));
+  IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s, /*sparse_ok=*/true));
   const std::vector<int64_t>& shape = a->t.shape;
   if (nidx != 1 && nidx != shape.size()) {
     return InvalidArgument("wrong number of indices adding into the adjoint of " +
@@ -168,6 +176,24 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
 }
 
 void GradEngine::AddAt(TensorAdj* a, uint64_t slot, int64_t off, double g) {
+  touched_.Set(slot);
+  if (a->sparse) {
+    // The sums a dense adjoint would hold: +0 plus each g in turn.
+    const bool f32 = a->t.dtype != DType::kF64;
+    uint32_t i = 0;
+    while (i < a->n && a->off[i] != off) ++i;
+    if (i < TensorAdj::kSparse) {
+      if (i == a->n) {
+        a->off[i] = off;
+        a->sum[i] = 0.0;
+        ++a->n;
+      }
+      a->sum[i] = f32 ? static_cast<double>(static_cast<float>(a->sum[i]) + static_cast<float>(g))
+                      : a->sum[i] + g;
+      return;
+    }
+    a->Densify();
+  }
   if (a->t.dtype == DType::kF64) {
     a->t.f64()[off] += g;
   } else {
@@ -199,7 +225,7 @@ bool GradEngine::AddItem(size_t j, const Program& p, size_t arity, uint64_t slot
     index[q] = static_cast<int64_t>(ops_[reg].bits);
   }
   const uint64_t s = varied_.Rank(o.target);
-  Result<TensorAdj*> a = TensorAdjOf(o.target, s);
+  Result<TensorAdj*> a = TensorAdjOf(o.target, s, /*sparse_ok=*/true);
   if (!a.ok()) return false;
   const int64_t off =
       ItemElementOffset((*a)->t.shape, std::span<const int64_t>(index, p.item_index.size()));
@@ -218,6 +244,7 @@ Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
     return Value::MakeTensor(
         Tensor::Zeros(l.cv->c->tensor_dtype(BitsOf(l)), l.cv->c->tensor_shape(BitsOf(l))));
   }
+  it->second.Densify();
   if (!take || opts_.keep_adjoints) return Value::MakeTensor(it->second.t);
   Value v = Value::MakeTensor(std::move(it->second.t));
   if (cached_slot_ == slot) cached_slot_ = ~uint64_t{0};
@@ -236,8 +263,8 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
   }
   uint64_t ts = varied_.Rank(target);
   auto tt = tensor_adj_.find(ts);
-  if (tt == tensor_adj_.end() && !opts_.keep_adjoints &&
-      Cls(Locate(target)).f->vkind == VKind::kTensor) {
+  const bool to_tensor = Cls(Locate(target)).f->vkind == VKind::kTensor;
+  if (tt == tensor_adj_.end() && !opts_.keep_adjoints && to_tensor) {
     // Hand the buffer over.
     if (cached_slot_ == from_slot || cached_slot_ == ts) cached_slot_ = ~uint64_t{0};
     TensorAdj moved = std::move(it->second);
@@ -246,7 +273,30 @@ Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from)
     touched_.Set(ts);
     return Status::Ok();
   }
-  return AccumulateValue(target, Value::MakeTensor(it->second.t), Giver{.text = "a pass-through"});
+  TensorAdj& from_adj = it->second;
+  if (from_adj.sparse && to_tensor) {
+    // Element by element, as adding the dense adjoint would (its other
+    // elements are +0): into the target's, when of the same shape.
+    IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, ts, /*sparse_ok=*/true));
+    if (a->t.dtype == from_adj.t.dtype && a->t.shape == from_adj.t.shape) {
+      for (uint32_t i = 0; i < from_adj.n; ++i) AddAt(a, ts, from_adj.off[i], from_adj.sum[i]);
+      touched_.Set(ts);
+      if (!opts_.keep_adjoints) ForgetAdjoint(tensor_adj_.find(from_slot));
+      return Status::Ok();
+    }
+  }
+  from_adj.Densify();
+  IRT_RETURN_IF_ERROR(
+      AccumulateValue(target, Value::MakeTensor(from_adj.t), Giver{.text = "a pass-through"}));
+  // Passed on: the sweep does not read it again.
+  if (!opts_.keep_adjoints) ForgetAdjoint(tensor_adj_.find(from_slot));
+  return Status::Ok();
+}
+
+void GradEngine::ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator it) {
+  if (it == tensor_adj_.end()) return;
+  if (cached_slot_ == it->first) cached_slot_ = ~uint64_t{0};
+  tensor_adj_.erase(it);
 }
 
 // The common case without allocation: a primitive with a scalar result whose
