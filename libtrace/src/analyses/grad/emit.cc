@@ -112,7 +112,8 @@ class Emitter : public internal::ProgramObserver {
   // addition as an addindex node held a copy of the tensor per element
   // added (10^12 values for a loop over 10^6 elements).
   struct Pending {
-    Value primal;                            // the tensor: its dimensions and type
+    DType dtype;                             // the tensor's type
+    std::vector<int64_t> shape;              // and dimensions (its data is never needed)
     std::unordered_map<int64_t, Ref> elems;  // by row-major offset
     // The elements in offset order (the order in which they are written).
     std::vector<std::pair<int64_t, Ref>> Sorted() const {
@@ -361,17 +362,18 @@ Result<bool> Emitter::AddElement(uint64_t st, NodeId target, const Ref& v,
   if (it == pending_.end()) {
     GradEngine::Loc l = e_.Locate(target);
     if (e_.Cls(l).f->vkind != VKind::kTensor) return false;
-    it = pending_.emplace(st, Pending{l.cv->c->Decode(e_.BitsOf(l), VKind::kTensor), {}}).first;
+    const uint64_t bits = e_.BitsOf(l);
+    it = pending_.emplace(st, Pending{l.cv->c->tensor_dtype(bits), l.cv->c->tensor_shape(bits), {}})
+             .first;
   }
   Pending& p = it->second;
-  const Tensor& x = p.primal.tensor();
-  const VKind kind = x.dtype == DType::kF64   ? VKind::kF64
-                     : x.dtype == DType::kF32 ? VKind::kF32
+  const VKind kind = p.dtype == DType::kF64   ? VKind::kF64
+                     : p.dtype == DType::kF32 ? VKind::kF32
                                               : VKind::kNone;
   const bool ok = kind != VKind::kNone && v.value.kind() == kind;
   const int64_t off = !ok    ? -1
-                      : item ? ItemElementOffset(x.shape, index)
-                             : ElementOffset(x.shape, index);
+                      : item ? ItemElementOffset(p.shape, index)
+                             : ElementOffset(p.shape, index);
   if (off < 0) {
     if (p.elems.empty()) pending_.erase(it);
     return false;
@@ -394,14 +396,15 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
   if (it == pending_.end()) return Status::Ok();
   Pending p = std::move(it->second);
   pending_.erase(it);
-  const Tensor& x = p.primal.tensor();
+  int64_t numel = 1;
+  for (int64_t d : p.shape) numel *= d;
   const std::vector<std::pair<int64_t, Ref>> elems = p.Sorted();
   const Location loc = LocOf(target);
   const NodeId of = PrimalOf(target);
   const Value one = Value::I64(1);
   std::vector<Ref> pieces;
   auto zeros = [&](int64_t len) {
-    Value z = Value::MakeTensor(Tensor::Zeros(x.dtype, {len}));
+    Value z = Value::MakeTensor(Tensor::Zeros(p.dtype, {len}));
     pieces.push_back({Emit(NodeKind::kConstant, "", {}, z, loc, of), z});
   };
   int64_t at = 0;
@@ -422,7 +425,7 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
     pieces.push_back({Emit(NodeKind::kPrimitive, "fill", args, leaf, loc, of), leaf});
     at = off + 1;
   }
-  if (at < x.numel()) zeros(x.numel() - at);
+  if (at < numel) zeros(numel - at);
   while (pieces.size() > 1) {
     std::vector<Ref> joined;
     for (size_t i = 0; i + 1 < pieces.size(); i += 2) {
@@ -435,10 +438,10 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
     pieces = std::move(joined);
   }
   Ref t = std::move(pieces.front());
-  if (x.shape.size() != 1) {
+  if (p.shape.size() != 1) {
     std::vector<Ref> args{t};
     std::vector<Value> vals{t.value};
-    for (int64_t d : x.shape) {
+    for (int64_t d : p.shape) {
       args.push_back({kNoNode, Value::I64(d)});
       vals.push_back(Value::I64(d));
     }
@@ -454,8 +457,9 @@ Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
   auto src = pending_.find(from);
   if (src == pending_.end()) return Accumulate(target, adj_.Get(from));
   auto dst = pending_.find(to);
-  if (!adj_.Get(to).absent() || (dst != pending_.end() && dst->second.primal.tensor().shape !=
-                                                              src->second.primal.tensor().shape)) {
+  if (!adj_.Get(to).absent() ||
+      (dst != pending_.end() &&
+       (dst->second.shape != src->second.shape || dst->second.dtype != src->second.dtype))) {
     IRT_RETURN_IF_ERROR(Materialize(from, from_id));
     return Accumulate(target, adj_.Get(from));
   }
