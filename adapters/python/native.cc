@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -296,7 +297,7 @@ class Writer {
       id = w_->AppendScalar(cls, irt::VKind::kBool, p == Py_True ? 1 : 0, ids, n);
     } else {
       std::string opaque;
-      irt::Value v = ToValue(py::handle(p), &opaque, 0);
+      irt::Value v = ValueOf(py::handle(p), &opaque);
       id = w_->Append(cls, v, std::span<const irt::NodeId>(ids, n));
       if (!opaque.empty()) w_->AddMeta("python_type", irt::Value::String(opaque));
     }
@@ -345,6 +346,48 @@ class Writer {
   void Check() {
     if (!w_->status().ok()) Throw(w_->status());
   }
+  // A node's value. An array recorded again with the contents it had (the
+  // same array passed to every call of a function, its Argument node
+  // recorded each time) is given the Tensor recorded before: the writer
+  // shares a tensor by object, so the trace holds it once per chunk
+  // instead of once per call. Comparing costs a read of the array; a copy
+  // was taken, and written, each time before.
+  irt::Value ValueOf(py::handle obj, std::string* opaque) {
+    const bool array = py::isinstance<py::array>(obj);
+    if (array) {
+      for (const RecentArray& r : recent_) {
+        if (r.object == obj.ptr() && SameContents(obj, r.value.tensor())) return r.value;
+      }
+    }
+    irt::Value v = ToValue(obj, opaque, 0);
+    if (array && v.kind() == irt::VKind::kTensor) {
+      recent_[recent_next_] = {obj.ptr(), v};
+      recent_next_ = (recent_next_ + 1) % recent_.size();
+    }
+    return v;
+  }
+  // Whether the array holds what tensor t does: its type, dimensions and
+  // bytes (C-contiguous arrays only; others are copied again).
+  static bool SameContents(py::handle obj, const irt::Tensor& t) {
+    auto arr = py::reinterpret_borrow<py::array>(obj);
+    std::optional<irt::DType> dt = DTypeOf(arr.dtype());
+    if (!dt || *dt != t.dtype || static_cast<size_t>(arr.ndim()) != t.shape.size() ||
+        !(arr.flags() & py::array::c_style)) {
+      return false;
+    }
+    for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+      if (arr.shape(i) != t.shape[static_cast<size_t>(i)]) return false;
+    }
+    const size_t bytes = static_cast<size_t>(arr.nbytes());
+    return bytes == t.data.size() &&
+           (bytes == 0 || std::memcmp(arr.data(), t.data.data(), bytes) == 0);
+  }
+  struct RecentArray {
+    PyObject* object = nullptr;  // not a reference: only compared, never used
+    irt::Value value;
+  };
+  std::array<RecentArray, 8> recent_;
+  size_t recent_next_ = 0;
   std::unique_ptr<irt::Output> out_;
   std::unique_ptr<irt::TraceWriter> w_;
 };

@@ -63,6 +63,25 @@ def mutate(a):
     return b
 
 
+def sq_at(x, i):
+    return x[i] * x[i]
+
+
+def sum_sq_calls(x, n):  # an array passed to a call per iteration
+    s = 0.0
+    for i in range(n):
+        s = s + sq_at(x, i)
+    return s
+
+
+def sum_sq_doubling(x, n):  # the same, the array doubled in place after each call
+    s = 0.0
+    for i in range(n):
+        s = s + sq_at(x, i)
+        np.copyto(x, x * 2.0)
+    return s
+
+
 def inv(x):
     return 1.0 / x
 

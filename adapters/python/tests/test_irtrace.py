@@ -120,6 +120,24 @@ def test_arrays_copied_when_recorded():
     assert kids[2].value.tolist() == np.exp([1.0, 2.0]).tolist()
 
 
+def test_array_passed_to_every_call_is_stored_once(tmp_path):
+    # 2000 calls each receive the same 2000-element array: stored per
+    # call, that is 32 MB; shared while unchanged, once per chunk.
+    x = np.linspace(0.0, 1.0, 2000)
+    path = tmp_path / "calls.fb"
+    t, g = grad_of(tmp_path, progs.sum_sq_calls, x, 2000)
+    irtrace.track(progs.sum_sq_calls, x, 2000, out=path)
+    assert path.stat().st_size < 2_000_000
+    assert t.result == progs.sum_sq_calls(x, 2000)
+    assert np.array_equal(g.derivatives[0], 2 * x)
+    # An array changed in place between calls is recorded as it was at each.
+    y = np.array([1.0, 2.0, 3.0])
+    t = irtrace.track(progs.sum_sq_doubling, y, 3)
+    seen = [k.children[1].value.tolist() for k in t.root.children if k.kind == "Call"]
+    assert seen == [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [4.0, 8.0, 12.0]]
+    assert t.result == 1.0 + 16.0 + 144.0
+
+
 def test_int_that_does_not_fit(tmp_path):
     with pytest.raises(OverflowError, match=r"progs.py:\d+:\d+: the int .* does not fit in Int64"):
         irtrace.track(progs.big, 3, out=tmp_path / "b.fb")
