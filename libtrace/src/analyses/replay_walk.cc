@@ -23,6 +23,17 @@ namespace irt::internal {
 
 namespace {
 
+// Whether node v records `nv`, bit for bit: a tensor is compared where the
+// trace holds it, not decoded (a tensor passed to a call per iteration
+// would be copied per call).
+bool Records(const NodeView& v, const Value& nv) {
+  if (nv.kind() != VKind::kTensor) return BitEqual(v.value(), nv);
+  std::optional<TensorView> t = v.tensor();
+  const Tensor& n = nv.tensor();
+  return t && t->dtype == n.dtype && t->shape == n.shape &&
+         std::equal(t->data.begin(), t->data.end(), n.data.begin(), n.data.end());
+}
+
 using internal::ChunkEdit;
 using internal::IsCloser;
 
@@ -644,7 +655,7 @@ Status Walker::Run(const std::vector<std::pair<NodeId, Value>>& changes,
       IRT_RETURN_IF_ERROR(CheckUntaken(id, loc.block, loc.pos));
     }
     if (r_->divergence) break;
-    if (has_new && !BitEqual(v.value(), nv)) SetValue(id, std::move(nv));
+    if (has_new && !Records(v, nv)) SetValue(id, std::move(nv));
     // Keep the open calls and the latest definitions of watched conditions.
     if (kind == NodeKind::kCall) {
       IRT_RETURN_IF_ERROR(PushFrame(id, v.op(), loc.pos));
