@@ -245,6 +245,11 @@ std::string FormatValue(const Value& v, const FormatOptions& opts = {});
 /// typeof(geom), Vector{Float64}, Matrix{Float32}, Array{Float64, 3},
 /// Tuple{Int64, Float64}.
 std::string TypeName(const Value& v);
+/// FormatValue and TypeName of a tensor given by its parts (little-endian
+/// elements, row-major), wherever they are: a trace's, in place.
+std::string FormatTensor(DType dtype, std::span<const int64_t> shape, std::span<const uint8_t> data,
+                         const FormatOptions& opts = {});
+std::string TensorTypeName(DType dtype, size_t rank);
 /// An exact key for a value: equal keys mean equal values (kind, bits,
 /// string, tensor dtype, shape and data, tuple structure). A tuple item
 /// that shares a tuple already keyed is written as a back-reference, so the

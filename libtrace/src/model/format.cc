@@ -18,6 +18,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <unordered_map>
 
 #include "irt/value.h"
@@ -267,8 +268,15 @@ void AppendEscaped(std::string& out, std::string_view s, bool quoted) {
 
 void AppendQuoted(std::string& out, std::string_view s) { AppendEscaped(out, s, true); }
 
+// A tensor's parts, wherever its elements are (a Tensor, or a trace).
+struct TensorParts {
+  DType dtype;
+  std::span<const int64_t> shape;
+  std::span<const uint8_t> data;
+};
+
 // One tensor element; Float32 and Int32 elements rely on the array's type prefix.
-void AppendElement(std::string& out, const Tensor& t, int64_t i) {
+void AppendElement(std::string& out, const TensorParts& t, int64_t i) {
   const uint8_t* p = t.data.data() + static_cast<size_t>(i) * DTypeSize(t.dtype);
   switch (t.dtype) {
     case DType::kF64: {
@@ -301,7 +309,7 @@ void AppendElement(std::string& out, const Tensor& t, int64_t i) {
   }
 }
 
-void AppendElements(std::string& out, const Tensor& t, int64_t n, bool abbreviate,
+void AppendElements(std::string& out, const TensorParts& t, int64_t n, bool abbreviate,
                     int64_t max_elements) {
   int64_t head = n, tail = 0;
   if (abbreviate) {
@@ -321,7 +329,7 @@ void AppendElements(std::string& out, const Tensor& t, int64_t n, bool abbreviat
   }
 }
 
-void AppendTensor(std::string& out, const Tensor& t, const FormatOptions& opts) {
+void AppendTensor(std::string& out, const TensorParts& t, const FormatOptions& opts) {
   size_t esize = DTypeSize(t.dtype);
   int64_t n = 1;
   bool valid = esize > 0;
@@ -418,9 +426,11 @@ void AppendLeaf(std::string& out, const Value& v, const FormatOptions& opts) {
     case VKind::kFunction:
       AppendEscaped(out, v.str(), false);
       break;
-    case VKind::kTensor:
-      AppendTensor(out, v.tensor(), opts);
+    case VKind::kTensor: {
+      const Tensor& t = v.tensor();
+      AppendTensor(out, {t.dtype, t.shape, t.data}, opts);
       break;
+    }
     case VKind::kTuple:
       break;  // handled by the callers
   }
@@ -507,25 +517,9 @@ void AppendTypeLeaf(std::string& out, const Value& v) {
       AppendEscaped(out, v.str(), false);
       out += ')';
       break;
-    case VKind::kTensor: {
-      const Tensor& t = v.tensor();
-      if (t.shape.size() == 1) {
-        out += "Vector{";
-        out += DTypeName(t.dtype);
-        out += '}';
-      } else if (t.shape.size() == 2) {
-        out += "Matrix{";
-        out += DTypeName(t.dtype);
-        out += '}';
-      } else {
-        out += "Array{";
-        out += DTypeName(t.dtype);
-        out += ", ";
-        out += std::to_string(t.shape.size());
-        out += '}';
-      }
+    case VKind::kTensor:
+      out += TensorTypeName(v.tensor().dtype, v.tensor().shape.size());
       break;
-    }
     case VKind::kTuple:
       break;
   }
@@ -535,6 +529,24 @@ void AppendTypeLeaf(std::string& out, const Value& v) {
 
 // The longest type name shown, in bytes (then "…").
 constexpr size_t kMaxTypeNameBytes = 1024;
+
+std::string FormatTensor(DType dtype, std::span<const int64_t> shape, std::span<const uint8_t> data,
+                         const FormatOptions& opts) {
+  std::string out;
+  AppendTensor(out, {dtype, shape, data}, opts);
+  return out;
+}
+
+std::string TensorTypeName(DType dtype, size_t rank) {
+  std::string out(rank == 1 ? "Vector{" : rank == 2 ? "Matrix{" : "Array{");
+  out += DTypeName(dtype);
+  if (rank != 1 && rank != 2) {
+    out += ", ";
+    out += std::to_string(rank);
+  }
+  out += '}';
+  return out;
+}
 
 std::string TypeName(const Value& v) {
   std::string out;

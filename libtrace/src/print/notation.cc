@@ -18,6 +18,19 @@ bool IsBlockArgument(const NodeView& v) {
   return v.kind() == NodeKind::kArgument && v.block_arg_index() != 0 && v.num_operands() == 1;
 }
 
+// "value::Type" of a node. A tensor is formatted where the trace holds it:
+// showing a few elements of a large tensor must not copy it (a tensor
+// passed to a call per iteration would be copied per call).
+void AppendNodeValue(std::string& out, const NodeView& v, const FormatOptions& fo) {
+  if (std::optional<TensorView> t = v.tensor()) {
+    out += FormatTensor(t->dtype, t->shape, t->data, fo);
+    out += "::";
+    out += TensorTypeName(t->dtype, t->shape.size());
+    return;
+  }
+  AppendTypedValue(out, v.value(), fo);
+}
+
 // "→ value::Type" of a nested call, read from its closer.
 Status AppendCallResult(std::string& out, const Trace& trace, NodeId end, const FormatOptions& fo) {
   if (end == kNoNode) {
@@ -29,7 +42,7 @@ Status AppendCallResult(std::string& out, const Trace& trace, NodeId end, const 
     out += "→ error";
   } else {
     out += "→ ";
-    AppendTypedValue(out, e.value(), fo);
+    AppendNodeValue(out, e, fo);
   }
   return Status::Ok();
 }
@@ -126,11 +139,15 @@ Status AppendNodeBody(std::string& out, const NodeView& v, const OperandNamer& n
         AppendU(out, v.block_arg_index());
       } else {
         // A function argument is only its value.
-        AppendTypedValue(out, v.value(), fo);
+        AppendNodeValue(out, v, fo);
       }
       break;
     case NodeKind::kConstant:
-      out += FormatValue(v.value(), fo);
+      if (std::optional<TensorView> t = v.tensor()) {
+        out += FormatTensor(t->dtype, t->shape, t->data, fo);
+      } else {
+        out += FormatValue(v.value(), fo);
+      }
       break;
     case NodeKind::kPrimitive:
     case NodeKind::kSpecial:
@@ -173,7 +190,7 @@ Status AppendNodeResult(std::string& out, const Trace& trace, const NodeView& v,
     case NodeKind::kArgument:
       if (IsBlockArgument(v)) {
         out += "→ ";
-        AppendTypedValue(out, v.value(), fo);
+        AppendNodeValue(out, v, fo);
       }
       break;
     case NodeKind::kConstant:
@@ -183,7 +200,7 @@ Status AppendNodeResult(std::string& out, const Trace& trace, const NodeView& v,
     case NodeKind::kSpecial:
     case NodeKind::kReturn:
       out += "→ ";
-      AppendTypedValue(out, v.value(), fo);
+      AppendNodeValue(out, v, fo);
       break;
     case NodeKind::kCall:
       return AppendCallResult(out, trace, end, fo);
