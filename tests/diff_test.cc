@@ -395,6 +395,51 @@ TEST(DiffTest, TensorsComparedElementwise) {
       << text;
 }
 
+// A tensor that many nodes share is stored once per chunk and compared
+// once per pair of chunks: a verdict is not carried into the next chunk,
+// where index 0 of the tensor table is another tensor.
+TEST(DiffTest, SharedTensorsComparedPerChunk) {
+  DiffScratch s;
+  auto write = [&](const std::string& path, double last) {
+    auto out = Output::Open(path);
+    WriterOptions wo;
+    wo.chunk_nodes = 3;
+    TraceWriter w(out->get(), wo);
+    ClassSpec root;
+    root.kind = NodeKind::kCall;
+    root.op = "main";
+    root.block = 1;
+    w.Append(w.DefineClass(root), Value(), {});
+    ClassSpec c;
+    c.kind = NodeKind::kPrimitive;
+    c.op = "f";
+    c.block = 1;
+    c.pos = 2;
+    const ClassId f = w.DefineClass(c);
+    const std::vector<double> ud = {1, 2}, vd = {3, last};
+    const Value u = Value::MakeTensor(Tensor::FromF64({2}, ud));
+    const Value v = Value::MakeTensor(Tensor::FromF64({2}, vd));
+    // Chunks [main, u, u], [v, v, v], [return]: u and then v at index 0.
+    for (const Value* x : {&u, &u, &v, &v, &v}) w.Append(f, *x, {});
+    ClassSpec ret;
+    ret.kind = NodeKind::kReturn;
+    ret.block = 1;
+    ret.pos = 1;
+    ret.operands.push_back(OperandSpec::Literal(Value::I64(0)));
+    w.Append(w.DefineClass(ret), Value::I64(0), {});
+    ASSERT_TRUE(w.Finish().ok());
+    ASSERT_TRUE((*out)->Commit().ok());
+  };
+  write(s.Path("a.fb"), 4);
+  write(s.Path("b.fb"), 5);
+  auto a = Trace::Open(s.Path("a.fb"));
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->chunks().size(), 3u);
+  auto [sum, text] = RunDiff(s, s.Path("a.fb"), s.Path("b.fb"));
+  EXPECT_EQ(sum.changed_values, 3u) << text;
+  EXPECT_EQ(sum.max_abs_diff, 1.0);
+}
+
 // Two traces 10^5 calls deep that differ at the bottom: no recursion, and
 // the divergence is found with its full path.
 TEST(DiffTest, DeepRecursion) {

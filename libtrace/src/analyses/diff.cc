@@ -358,7 +358,14 @@ Status Differ::CompareMatched(Frame& f, const Item& a, const Item& b) {
   IRT_ASSIGN_OR_RETURN(NodeView va, Node(0, a.id));
   IRT_ASSIGN_OR_RETURN(NodeView vb, Node(1, b.id));
   ValueDiff vd;
-  if (va.vkind() != VKind::kNone || vb.vkind() != VKind::kNone) {
+  if (va.vkind() == VKind::kTensor && vb.vkind() == VKind::kTensor) {
+    const TensorPair pair{t_[0]->chunk_of(a.id), va.bits(), t_[1]->chunk_of(b.id), vb.bits()};
+    if (!(pair == last_pair_)) {
+      last_pair_diff_ = CompareValues(va.value(), vb.value(), tol_);
+      last_pair_ = pair;
+    }
+    vd = last_pair_diff_;
+  } else if (va.vkind() != VKind::kNone || vb.vkind() != VKind::kNone) {
     vd = CompareValues(va.value(), vb.value(), tol_);
   }
   bool ops = false, meta = false;

@@ -243,6 +243,16 @@ class Differ final : public DiffWalk {
   // grows): a chunk read again later is decoded again and kept.
   void ReleaseBehind(const Frame& f);
   std::optional<internal::LeaveBehind> behind_[2];
+  // The last two tensors whose values were compared, by chunk and index in
+  // the chunk's tensor table, and the verdict: a tensor that many nodes
+  // share (passed to a call per iteration; a chunk stores it once) is
+  // compared once per pair of chunks, not once per node.
+  struct TensorPair {
+    uint64_t chunk_a = ~uint64_t{0}, index_a = 0, chunk_b = ~uint64_t{0}, index_b = 0;
+    bool operator==(const TensorPair&) const = default;
+  };
+  TensorPair last_pair_;
+  ValueDiff last_pair_diff_;
   DiffOptions o_;
   Tolerance tol_;
   FormatOptions fo_;
