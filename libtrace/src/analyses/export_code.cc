@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,8 +58,8 @@ class CodeLang {
   /// The function's first lines; `params` are the root call's arguments.
   virtual std::string Header(const std::string& fn, std::string_view op,
                              const std::vector<Value>& params, VKind result) const = 0;
-  /// "n7 = e" with its comment; `v` is the recorded value (its type).
-  virtual std::string Assign(NodeId id, const Value& v, const std::string& e,
+  /// "n7 = e" with its comment; `kind` is the recorded value's.
+  virtual std::string Assign(NodeId id, VKind kind, const std::string& e,
                              const std::string& comment) const = 0;
   virtual std::string Comment(const std::string& text) const = 0;
   /// The expression of a standard operation; empty when there is none.
@@ -91,7 +92,7 @@ class PythonLang : public CodeLang {
     for (size_t j = 0; j < params.size(); ++j) s += (j ? ", a" : "a") + std::to_string(j + 1);
     return s + "):\n    \"\"\"" + DisplayString(op) + ", as the trace recorded it.\"\"\"\n";
   }
-  std::string Assign(NodeId id, const Value&, const std::string& e,
+  std::string Assign(NodeId id, VKind, const std::string& e,
                      const std::string& comment) const override {
     return "    n" + std::to_string(id) + " = " + e + "  # " + comment + "\n";
   }
@@ -145,10 +146,10 @@ class CLang : public CodeLang {
     if (params.empty()) s += "void";
     return s + ") {\n";
   }
-  std::string Assign(NodeId id, const Value& v, const std::string& e,
+  std::string Assign(NodeId id, VKind kind, const std::string& e,
                      const std::string& comment) const override {
     std::string n = "n" + std::to_string(id);
-    return "  const " + std::string(CType(v.kind())) + " " + n + " = " + e + ";  IRT_VALUE(" +
+    return "  const " + std::string(CType(kind)) + " " + n + " = " + e + ";  IRT_VALUE(" +
            std::to_string(id) + ", " + n + ");  /* " + CommentText(comment) + " */\n";
   }
   std::string Comment(const std::string& text) const override {
@@ -394,6 +395,24 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
   std::vector<CodeFrame> code;
   std::vector<Value> params;
   size_t root_args = 0;
+  // Whether the language can write a node's value. A tensor that many
+  // nodes share (passed to a call per iteration; a chunk stores it once)
+  // is judged once per chunk, not formatted at every node.
+  struct {
+    uint32_t chunk = ~0u;
+    uint64_t index = 0;
+    bool writable = false;
+  } last_tensor;
+  auto Writable = [&](const RawNode& node) -> bool {
+    const bool tensor = node.vkind() == VKind::kTensor;
+    if (tensor && last_tensor.chunk == node.chunk_index() && last_tensor.index == node.bits()) {
+      return last_tensor.writable;
+    }
+    std::string lit;
+    const bool ok = lang.Literal(lit, node.value());
+    if (tensor) last_tensor = {node.chunk_index(), node.bits(), ok};
+    return ok;
+  };
   std::string buf, sig_name;
   const std::string& name = stream.name();
   const std::string flag(lang.flag());
@@ -437,23 +456,27 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
         std::string loc;
         AppendLocation(loc, node.location());
         const std::string comment = loc + (place.has_path ? " " + std::string(place.path) : "");
-        const Value recorded = node.value();
+        // The recorded value, decoded when first needed: a node that only
+        // names another's value (an argument, a return) needs to know it
+        // can be written, not its text.
+        std::optional<Value> decoded;
+        auto recorded = [&]() -> const Value& {
+          if (!decoded) decoded = node.value();
+          return *decoded;
+        };
+        auto cannot_write = [&]() {
+          return fail(node, place,
+                      "a value that " + flag + " cannot write (" + TypeName(recorded()) + ")");
+        };
         auto assign = [&](const std::string& e) -> Status {
-          std::string lit;
-          if (!lang.Literal(lit, recorded)) {
-            return fail(node, place,
-                        "a value that " + flag + " cannot write (" + TypeName(recorded) + ")");
-          }
-          buf += lang.Assign(node.id(), recorded, e, comment);
+          if (!Writable(node)) return cannot_write();
+          buf += lang.Assign(node.id(), node.vkind(), e, comment);
           return Status::Ok();
         };
         auto literal = [&](const std::string& note) -> Status {
           std::string e;
-          if (!lang.Literal(e, recorded)) {
-            return fail(node, place,
-                        "a value that " + flag + " cannot write (" + TypeName(recorded) + ")");
-          }
-          buf += lang.Assign(node.id(), recorded, e, comment + note);
+          if (!lang.Literal(e, recorded())) return cannot_write();
+          buf += lang.Assign(node.id(), node.vkind(), e, comment + note);
           return Status::Ok();
         };
         switch (kind) {
@@ -494,7 +517,7 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
               return assign(f.jump_args[k - 1]);
             }
             if (node.vkind() == VKind::kFunction && lang.SkipsFunctions()) {
-              buf += lang.Comment(comment + ": the function " + DisplayString(recorded.str()));
+              buf += lang.Comment(comment + ": the function " + DisplayString(recorded().str()));
               return Status::Ok();
             }
             if (n >= 1) return assign(args[0]);
@@ -519,11 +542,11 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
             if (node.op() == "rand" || node.op() == "randn") {
               return literal(", " + std::string(node.op()) + "() as drawn");
             }
-            std::string e = lang.Op(node.op(), args, recorded);
+            std::string e = lang.Op(node.op(), args, recorded());
             if (e.empty()) {
               return fail(node, place,
                           flag + " has no code for ⟨" + DisplayString(node.op()) + "⟩ of " +
-                              std::to_string(n) + " operands giving " + TypeName(recorded));
+                              std::to_string(n) + " operands giving " + TypeName(recorded()));
             }
             return assign(e);
           }
