@@ -8,8 +8,9 @@ import sys
 import time
 
 
-def run(cmd, stdout=subprocess.DEVNULL, who="bench"):
-    """Runs cmd: (seconds, peak RSS in MiB, stderr); exits on failure.
+def run(cmd, stdout=subprocess.DEVNULL, who="bench", ok=(0,)):
+    """Runs cmd: (seconds, peak RSS in MiB, stderr); exits on failure (an
+    exit status not in `ok`).
 
     The peak comes from /usr/bin/time, a small parent: a child forked from
     this Python process would count Python's own pages until it execs."""
@@ -22,7 +23,7 @@ def run(cmd, stdout=subprocess.DEVNULL, who="bench"):
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     code = os.waitstatus_to_exitcode(status)
-    if code != 0:
+    if code not in ok:
         sys.exit(f"{who}: {' '.join(map(str, cmd))} failed ({code}): {err.strip()}")
     rss = float(rss_file.read_text().split()[-1]) / 1024.0
     rss_file.unlink()

@@ -17,6 +17,13 @@ element's adjoint into zeros the size of the tensor (tensor-items-<N>),
 which the sweep must add in place, and the backward trace (--emit-trace)
 must write as element adjoints, not as those zeros (N^2 values).
 
+A fourth passes its vector argument of N elements to a call in each of N
+iterations, the call reading one element (tensor-calls-<N>, the pattern of
+an objective over a data array written with a helper function): a chunk
+stores the vector once, and no tool may copy it, or an adjoint of its
+size, per call. Its annotated trace (--annotate) holds an adjoint of that
+size per call by design, N^2 values: it is timed only up to N = 1000.
+
 Figures, one per line, as bench/run.py prints them:
 
     tensor-body-<N> <figure> <value> <unit>
@@ -87,6 +94,32 @@ function {name}
   return %6
 end
 """
+# The vector passed to a call per iteration, which reads one element.
+CALLS = """\
+# A vector passed to a call per iteration (bench/tensor_body_bench.py).
+function sq
+1: (%1, %2, %3)
+  %4 = Main.getindex(%2, %3)
+  %5 = %4 * %4
+  return %5
+end
+
+function calls
+1: (%1, %2, %3)
+  br 2 (1, 0.0)
+2: (%4, %5)
+  %6 = %4 <= %3
+  br 4 unless %6
+  br 3
+3:
+  %7 = sq(%2, %4)
+  %8 = %5 + %7
+  %9 = %4 + 1
+  br 2 (%9, %8)
+4:
+  return %5
+end
+"""
 # Julia's 1-based getindex, and Python's 0-based getitem.
 ELEMENTS = ELEMENT_LOOP.format(name="elems", read="  %9 = Main.getindex(%4, %5)")
 ITEMS = ELEMENT_LOOP.format(name="items", read="  %8 = %5 - 1\n  %9 = Main.getitem(%4, %8)")
@@ -99,9 +132,11 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sizes", default="1000,10000,100000",
                     help="numbers of tensor operations (two per iteration)")
-    ap.add_argument("--modes", default="reverse,forward,emit,annotate,replay",
+    ap.add_argument("--modes", default="reverse,forward,emit,annotate,replay,print,diff,export",
                     help="what to time: reverse (the sweep), forward (forward mode), emit "
-                         "(--emit-trace), annotate (--annotate), replay (irt-replay --set @2=[...])")
+                         "(--emit-trace), annotate (--annotate), replay (irt-replay --set @2=[...]), "
+                         "print (irt-print), diff (irt-diff of the trace and the replay), export "
+                         "(irt-export --python)")
     args = ap.parse_args()
     bin_dir = pathlib.Path(args.bin)
     work = pathlib.Path(args.work)
@@ -112,6 +147,8 @@ def main():
     ir_elements.write_text(ELEMENTS)
     ir_items = work / "items.ir"
     ir_items.write_text(ITEMS)
+    ir_calls = work / "calls.ir"
+    ir_calls.write_text(CALLS)
     x = work / "x.npy"
     write_npy_f64(x, [0.1 * (i + 1) for i in range(8)])
     cases = []
@@ -126,10 +163,15 @@ def main():
                       f"@2=@{xn2}"))
         cases.append((f"tensor-items-{n}", n, [str(ir_items), "items", f"@{xn}", str(n)],
                       f"@2=@{xn2}"))
+        cases.append((f"tensor-calls-{n}", n, [str(ir_calls), "calls", f"@{xn}", str(n)],
+                      f"@2=@{xn2}"))
     for name, n, trace_args, change in cases:
         trace = work / f"{name}.fb"
         run([str(bin_dir / "irt-trace"), *trace_args, "-o", str(trace)])
         out = work / "out.fb"
+        replayed = work / "replayed.fb"
+        if "diff" in args.modes.split(","):
+            run([str(bin_dir / "irt-replay"), "--set", change, "-o", str(replayed), str(trace)])
         grad = [str(bin_dir / "irt-grad"), "-v", "--max-elements", "1"]
         commands = {
             "reverse": grad + ["--json", str(trace)],
@@ -137,14 +179,21 @@ def main():
             "emit": grad + ["--emit-trace", "-o", str(out), str(trace)],
             "annotate": grad + ["--annotate", "-o", str(out), str(trace)],
             "replay": [str(bin_dir / "irt-replay"), "--set", change, "-o", str(out), str(trace)],
+            "print": [str(bin_dir / "irt-print"), "-o", str(out), str(trace)],
+            # Exit status 1: the traces differ.
+            "diff": [str(bin_dir / "irt-diff"), "-o", str(out), str(trace), str(replayed)],
+            "export": [str(bin_dir / "irt-export"), "--python", "-o", str(out), str(trace)],
         }
         for mode in args.modes.split(","):
+            if mode == "annotate" and name.startswith("tensor-calls-") and n > 1000:
+                continue  # N^2 values written (see above)
             results = []
             for _ in range(args.runs):
                 # Each run writes a fresh file: replacing the last one would
                 # time the freeing of its pages too.
                 out.unlink(missing_ok=True)
-                results.append(run(commands[mode], who="tensor_body_bench"))
+                results.append(run(commands[mode], who="tensor_body_bench",
+                                   ok=(0, 1) if mode == "diff" else (0,)))
             out.unlink(missing_ok=True)
             results.sort(key=lambda r: r[0])
             t, _, err = results[len(results) // 2]
