@@ -1125,28 +1125,47 @@ TEST(GradTest, ForwardTangentsOfElementsAreTheGradients) {
 // negative ones from the end; Int64 here): the same bits as the line run on
 // tensors, which the same rule written with dy * 1.0 still takes, as a
 // sub-tensor (a row) and a Float32 element always do.
-TEST(GradTest, ItemAdjointsAreAddedInPlace) {
-  const char* text =
+// A loop of getitem over a 2x3 Float64 matrix (2-D indices) and a 5-vector
+// (negative ones), then a row of the matrix and an element of a Float32
+// vector; `tail` ends block 4 with %18 = sum(row) * element in hand.
+std::string TraceItems(std::mt19937& rng, const std::string& tail) {
+  const std::string text =
       "function a\n1: (%1, %2, %3, %4)\n  br 2 (0, 0.0)\n2: (%5, %6)\n  %7 = %5 < 3\n"
       "  br 4 unless %7\n  br 3\n3:\n  %8 = Main.getitem(%2, 1, %5)\n  %9 = 0 - %5\n"
       "  %10 = %9 - 1\n  %11 = Main.getitem(%4, %10)\n  %12 = %8 * %11\n  %13 = %6 + %12\n"
       "  %14 = %5 + 1\n  br 2 (%14, %13)\n"
       "4:\n  %15 = Main.getitem(%2, 0)\n  %16 = Main.sum(%15)\n  %17 = Main.getitem(%3, 1)\n"
-      "  %18 = %16 * %17\n  %19 = %6 + %18\n  return %19\nend\n";
-  std::mt19937 rng(5);
+      "  %18 = %16 * %17\n" +
+      tail;
   Tensor y = Tensor::Zeros(DType::kF32, {3});
   for (int64_t i = 0; i < 3; ++i) y.f32()[i] = 0.5f + 0.25f * static_cast<float>(i);
-  std::string path =
-      TraceIR(text, "a",
-              {RandomTensor(rng, {2, 3}), Value::MakeTensor(std::move(y)), RandomTensor(rng, {5})});
+  return TraceIR(
+      text, "a",
+      {RandomTensor(rng, {2, 3}), Value::MakeTensor(std::move(y)), RandomTensor(rng, {5})});
+}
+
+// The default rules with getindex's and getitem's reverse lines written
+// densely (dy * 1.0: adding tensors of zeros), as a reference for the
+// element paths.
+RuleSet DenseIndexRules() {
+  RuleSet dense = DefaultRules();
+  auto lines = RuleSet::Parse(
+      "getindex(x, i...) -> y\n  dy = getindex(dx, i...)\n"
+      "  dx = addindex(zero(x), dy * 1.0, i...)\n"
+      "getitem(x, i...) -> y\n  dy = getitem(dx, i...)\n"
+      "  dx = additem(zero(x), dy * 1.0, i...)\n",
+      "dense.rules");
+  EXPECT_TRUE(lines.ok()) << lines.status().message();
+  if (lines.ok()) dense.Merge(*lines);
+  return dense;
+}
+
+TEST(GradTest, ItemAdjointsAreAddedInPlace) {
+  std::mt19937 rng(5);
+  std::string path = TraceItems(rng, "  %19 = %6 + %18\n  return %19\nend\n");
   auto in_place = Grad(path);
   ASSERT_TRUE(in_place.ok()) << in_place.status().message();
-  RuleSet dense = DefaultRules();
-  auto line = RuleSet::Parse(
-      "getitem(x, i...) -> y\n  dy = getitem(dx, i...)\n  dx = additem(zero(x), dy * 1.0, i...)\n",
-      "dense.rules");
-  ASSERT_TRUE(line.ok()) << line.status().message();
-  dense.Merge(*line);
+  RuleSet dense = DenseIndexRules();
   auto on_tensors = Grad(path, {}, dense);
   ASSERT_TRUE(on_tensors.ok()) << on_tensors.status().message();
   for (uint32_t pos : {2u, 3u, 4u}) {
@@ -1180,20 +1199,10 @@ TEST(GradTest, ItemAdjointsAreAddedInPlace) {
 // written as the program), a Float32 element, -0.0 alone in an element;
 // and a loop over n elements grows as n log n.
 TEST(GradTest, EmittedItemAdjointsAreElements) {
-  const char* text =
-      "function a\n1: (%1, %2, %3, %4)\n  br 2 (0, 0.0)\n2: (%5, %6)\n  %7 = %5 < 3\n"
-      "  br 4 unless %7\n  br 3\n3:\n  %8 = Main.getitem(%2, 1, %5)\n  %9 = 0 - %5\n"
-      "  %10 = %9 - 1\n  %11 = Main.getitem(%4, %10)\n  %12 = %8 * %11\n  %13 = %6 + %12\n"
-      "  %14 = %5 + 1\n  br 2 (%14, %13)\n"
-      "4:\n  %15 = Main.getitem(%2, 0)\n  %16 = Main.sum(%15)\n  %17 = Main.getitem(%3, 1)\n"
-      "  %18 = %16 * %17\n  %19 = Main.getitem(%4, 0)\n  %20 = %19 * -0.0\n  %21 = %6 + %18\n"
-      "  %22 = %21 + %20\n  return %22\nend\n";
   std::mt19937 rng(7);
-  Tensor y = Tensor::Zeros(DType::kF32, {3});
-  for (int64_t i = 0; i < 3; ++i) y.f32()[i] = 0.5f + 0.25f * static_cast<float>(i);
-  std::string path =
-      TraceIR(text, "a",
-              {RandomTensor(rng, {2, 3}), Value::MakeTensor(std::move(y)), RandomTensor(rng, {5})});
+  std::string path = TraceItems(rng,
+                                "  %19 = Main.getitem(%4, 0)\n  %20 = %19 * -0.0\n"
+                                "  %21 = %6 + %18\n  %22 = %21 + %20\n  return %22\nend\n");
   auto r = Grad(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   auto t = Trace::Open(Emit(path));
@@ -1254,14 +1263,7 @@ TEST(GradTest, TensorsPassedToCallsGetElementAdjoints) {
       text, "top", {RandomTensor(rng, {12}), Value::MakeTensor(std::move(y)), Value::I64(6)});
   auto sparse = Grad(path);
   ASSERT_TRUE(sparse.ok()) << sparse.status().message();
-  RuleSet dense = DefaultRules();
-  auto lines = RuleSet::Parse(
-      "getindex(x, i...) -> y\n  dy = getindex(dx, i...)\n  dx = addindex(zero(x), dy * 1.0, "
-      "i...)\n"
-      "getitem(x, i...) -> y\n  dy = getitem(dx, i...)\n  dx = additem(zero(x), dy * 1.0, i...)\n",
-      "dense.rules");
-  ASSERT_TRUE(lines.ok()) << lines.status().message();
-  dense.Merge(*lines);
+  RuleSet dense = DenseIndexRules();
   auto on_tensors = Grad(path, {}, dense);
   ASSERT_TRUE(on_tensors.ok()) << on_tensors.status().message();
   for (uint32_t pos : {2u, 3u}) {
