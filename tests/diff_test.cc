@@ -440,6 +440,45 @@ TEST(DiffTest, SharedTensorsComparedPerChunk) {
   EXPECT_EQ(sum.max_abs_diff, 1.0);
 }
 
+// Tuples whose items share tuples (2^20 leaves from 21 tuples): a pair of
+// shared tuples is compared once, and a leaf that differs is still found.
+TEST(DiffTest, SharedTuplesComparedOnce) {
+  DiffScratch s;
+  auto write = [&](const std::string& path, double bottom, double leaf) {
+    auto out = Output::Open(path);
+    TraceWriter w(out->get(), WriterOptions{});
+    ClassSpec root;
+    root.kind = NodeKind::kCall;
+    root.op = "main";
+    root.block = 1;
+    w.Append(w.DefineClass(root), Value(), {});
+    Value t = Value::F64(bottom);
+    for (int d = 0; d < 20; ++d) t = Value::MakeTuple({t, t});
+    t = Value::MakeTuple({t, Value::F64(leaf)});
+    ClassSpec c;
+    c.kind = NodeKind::kPrimitive;
+    c.op = "f";
+    c.block = 1;
+    c.pos = 2;
+    w.Append(w.DefineClass(c), t, {});
+    ClassSpec ret;
+    ret.kind = NodeKind::kReturn;
+    ret.block = 1;
+    ret.pos = 1;
+    ret.operands.push_back(OperandSpec::Literal(Value::I64(0)));
+    w.Append(w.DefineClass(ret), Value::I64(0), {});
+    ASSERT_TRUE(w.Finish().ok());
+    ASSERT_TRUE((*out)->Commit().ok());
+  };
+  write(s.Path("a.fb"), 1.0, 2.0);
+  write(s.Path("b.fb"), 1.0, 2.0);
+  write(s.Path("c.fb"), 1.0, 3.0);
+  write(s.Path("d.fb"), 1.5, 2.0);
+  EXPECT_EQ(RunDiff(s, s.Path("a.fb"), s.Path("b.fb")).first.changed_values, 0u);
+  EXPECT_EQ(RunDiff(s, s.Path("a.fb"), s.Path("c.fb")).first.changed_values, 1u);
+  EXPECT_EQ(RunDiff(s, s.Path("a.fb"), s.Path("d.fb")).first.changed_values, 1u);
+}
+
 // Two traces 10^5 calls deep that differ at the bottom: no recursion, and
 // the divergence is found with its full path.
 TEST(DiffTest, DeepRecursion) {

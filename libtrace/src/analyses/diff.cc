@@ -120,7 +120,10 @@ ValueDiff CompareValues(const Value& a, const Value& b, const Tolerance& tol) {
     }
     case VKind::kTuple: {
       // Iterative over nesting (bounded by the format, but kept flat anyway).
+      // Items may share tuples (up to 2^24 leaves from a few tuples): a pair
+      // of tuples met before is not compared again.
       std::vector<std::pair<const Value*, const Value*>> stack{{&a, &b}};
+      std::set<std::pair<const void*, const void*>> seen;
       while (!stack.empty()) {
         auto [x, y] = stack.back();
         stack.pop_back();
@@ -129,6 +132,7 @@ ValueDiff CompareValues(const Value& a, const Value& b, const Tolerance& tol) {
           return r;
         }
         if (x->kind() == VKind::kTuple) {
+          if (!seen.emplace(&x->tuple(), &y->tuple()).second) continue;
           if (x->tuple().size() != y->tuple().size()) {
             r.equal = false;
             return r;
