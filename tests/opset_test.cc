@@ -155,6 +155,11 @@ std::vector<Case> Cases() {
   cs.push_back({"slice", "slice(%2, 1, 3, 1, -1)", {v}, {true}});
   cs.push_back(
       {"unslice", "unslice(%2, %3, 2, 1, 3, 2)", {"[1.0 2.0; 3.0 4.0]", m}, {true, false}});
+  cs.push_back({"getslice", "getslice(%2, 2, 1, nothing)", {m}, {true}});
+  cs.push_back({"getslice", "getslice(%2, 1, -1, nothing, -1)", {v}, {true}});
+  cs.push_back({"getslice", "getslice(%2, 2, nothing, nothing, 2)", {m}, {true}});
+  cs.push_back(
+      {"ungetslice", "ungetslice(%2, %3, 2, 0, 3, 2)", {"[1.0 2.0; 3.0 4.0]", m}, {true, false}});
   cs.push_back({"cat", "cat(1, %2, %3)", {m, "[0.1 0.2 0.3]"}, {true, true}});
   cs.push_back({"cat", "cat(2, %2, %3)", {m, "[0.1 0.2; 0.3 0.4]"}, {true, true}});
   cs.push_back({"getindex", "getindex(%2, 2, 3)", {m}, {true}});
@@ -356,6 +361,24 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
             "DimensionMismatch: cat: cannot join 1×2 and 2 along dimension 2");
   EXPECT_EQ(Eval("unslice", {"[1.0, 2.0]", "[0.0, 0.0, 0.0, 0.0]", "1", "2", "4", "2"}),
             "[0.0, 1.0, 0.0, 2.0]::Vector{Float64}");
+  // Python's slices: 0-based, stop excluded, negative from the end, clamped.
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3, 4, 5]", "1", "-2", "nothing"}), "[4, 5]::Vector{Int64}");
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3, 4, 5]", "1", "nothing", "nothing", "-2"}),
+            "[5, 3, 1]::Vector{Int64}");
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3, 4, 5]", "1", "3", "-10", "-1"}),
+            "[4, 3, 2, 1]::Vector{Int64}");
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3]", "1", "10", "20"}), "Int64[]::Vector{Int64}");
+  EXPECT_EQ(Eval("getslice", {"[1 2 3; 4 5 6]", "2", "-2", "nothing"}),
+            "[2 3; 5 6]::Matrix{Int64}");
+  EXPECT_EQ(Eval("getslice", {"(1, \"a\", 2.5)", "1", "1", "nothing"}),
+            "(\"a\", 2.5)::Tuple{String, Float64}");
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3]", "1", "0", "2", "0"}),
+            "ArgumentError: getslice: the step of a slice cannot be zero");
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3]", "1", "0.5", "2"}),
+            "ArgumentError: getslice: the start, stop and step of a slice must be integers or "
+            "nothing");
+  EXPECT_EQ(Eval("ungetslice", {"[1.0, 2.0]", "[0.0, 0.0, 0.0, 0.0]", "1", "-1", "nothing", "-2"}),
+            "[0.0, 2.0, 0.0, 1.0]::Vector{Float64}");
   // Tuples are values with getindex and length.
   EXPECT_EQ(Eval("getindex", {"(1, \"a\", 2.5)", "2"}), "\"a\"::String");
   EXPECT_EQ(Eval("length", {"(1, 2)"}), "2::Int64");

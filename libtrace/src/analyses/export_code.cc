@@ -108,7 +108,9 @@ class PythonLang : public CodeLang {
       return e + ")";
     }
     if (h.empty()) h = TensorHelper(op, static_cast<uint32_t>(args.size()));
-    if (h.empty() || (result.kind() == VKind::kTuple && op != "size" && op != "tuple")) return {};
+    if (h.empty() ||
+        (result.kind() == VKind::kTuple && op != "size" && op != "tuple" && op != "getslice"))
+      return {};
     e = std::string(h) + "(";
     for (size_t j = 0; j < args.size(); ++j) e += (j ? ", " : "") + args[j];
     return e + ")";
@@ -165,7 +167,9 @@ class CLang : public CodeLang {
       fn = Kernel(op, n, result.tensor().dtype);
     } else {
       h = TensorHelper(op, n);
-      if (h.empty() || (result.kind() == VKind::kTuple && op != "size" && op != "tuple")) return {};
+      if (h.empty() ||
+          (result.kind() == VKind::kTuple && op != "size" && op != "tuple" && op != "getslice"))
+        return {};
       fn = "irt_" + std::string(h.substr(0, h.find_last_not_of('_') + 1));
     }
     if (fn.empty()) return {};

@@ -71,6 +71,7 @@ std::string_view TensorHelper(std::string_view op, uint32_t arity) {
       {"fill", 1, 99, "fill"},          {"zeros", 0, 99, "zeros"},
       {"ones", 0, 99, "ones"},          {"cat", 3, 99, "cat"},
       {"slice", 4, 5, "slice_"},        {"unslice", 5, 6, "unslice"},
+      {"getslice", 4, 5, "getslice"},   {"ungetslice", 5, 6, "ungetslice"},
       {"size", 1, 2, "size"},           {"length", 1, 1, "length"},
       {"tuple", 0, 99, "tuple_"},
   };
@@ -355,6 +356,10 @@ bool AppendCValue(std::string& out, const Value& v) {
     stack.pop_back();
     if (x.kind() == VKind::kTensor) {
       AppendCTensor(out, x.tensor());
+      continue;
+    }
+    if (x.kind() == VKind::kNothing) {
+      out += "irt_nothing()";
       continue;
     }
     if (boxed) out += "IRT_BOX(";

@@ -135,9 +135,9 @@ static inline int irt_cmp(int ka, int64_t ia, double da, int kb, int64_t ib, dou
 #pragma STDC FP_CONTRACT OFF
 #endif
 enum { IRT_B1, IRT_I8, IRT_F4, IRT_F8, IRT_I4 }; /* element types; 0-3 also the number kinds */
-enum { IRT_TENSOR = 4, IRT_TUPLE = 5 };
+enum { IRT_TENSOR = 4, IRT_TUPLE = 5, IRT_NOTHING = 6 };
 typedef struct irt_obj {
-  int kind;  /* 0-3: a boxed Bool, Int64, Float32, Float64; IRT_TENSOR; IRT_TUPLE */
+  int kind;  /* 0-3: a boxed Bool, Int64, Float32, Float64; IRT_TENSOR; IRT_TUPLE; IRT_NOTHING */
   int dtype;
   int ndim;
   int64_t* shape;
@@ -207,6 +207,8 @@ static inline irt_t irt_box_i(int64_t v) { irt_obj* o = (irt_obj*)irt_alloc(size
 static inline irt_t irt_box_f(float v) { irt_obj* o = (irt_obj*)irt_alloc(sizeof(irt_obj)); o->kind = 2; o->f = v; o->d = v; return o; }
 static inline irt_t irt_box_d(double v) { irt_obj* o = (irt_obj*)irt_alloc(sizeof(irt_obj)); o->kind = 3; o->d = v; return o; }
 static inline irt_t irt_box_t(irt_t v) { return v; }
+static const irt_obj irt_nothing_obj = {.kind = IRT_NOTHING};
+static inline irt_t irt_nothing(void) { return &irt_nothing_obj; }
 static inline irt_t irt_box_int(int v) { return irt_box_b(v != 0); } /* true and false */
 #define IRT_BOX(x) _Generic((x), bool: irt_box_b, int: irt_box_int, int64_t: irt_box_i, float: irt_box_f, double: irt_box_d, irt_t: irt_box_t, irt_obj*: irt_box_t)(x)
 static inline int irt_isnum(irt_t x) { return x->kind < IRT_TENSOR; }
@@ -790,14 +792,43 @@ static inline int64_t irt_range(int64_t n, int64_t first, int64_t last, int64_t 
   return count;
 }
 
-/* slice (unslice = 0): x along dimension d; unslice: t into zeros shaped as x. */
-static inline irt_t irt_slicing(int na, const irt_t* a, int unslice) {
+/* Python's start:stop:step (a part left out is nothing) along a dimension
+   of n, as slice.indices reads it: the count, and in *from the 0-based
+   first element. */
+static inline int64_t irt_pyrange(int64_t n, irt_t start, irt_t stop, irt_t step, int64_t* st,
+                                  int64_t* from) {
+  *st = step == NULL || step->kind == IRT_NOTHING ? 1 : irt_index(step);
+  if (*st == 0) irt_fail("ValueError: slice step cannot be zero");
+  int64_t lo = *st < 0 ? -1 : 0, hi = *st < 0 ? n - 1 : n, b[2];
+  irt_t part[2] = {start, stop};
+  for (int k = 0; k < 2; ++k) {
+    if (part[k]->kind == IRT_NOTHING) {
+      b[k] = (k == 0) == (*st < 0) ? hi : lo;
+      continue;
+    }
+    int64_t v = irt_index(part[k]);
+    if (v < 0) v += n;
+    b[k] = v < lo ? lo : v > hi ? hi : v;
+  }
+  *from = b[0];
+  if (*st < 0) return b[1] < b[0] ? (b[0] - b[1] - 1) / -*st + 1 : 0;
+  return b[0] < b[1] ? (b[1] - b[0] - 1) / *st + 1 : 0;
+}
+
+/* slice (unslice = 0): x along dimension d; unslice: t into zeros shaped as
+   x; python: getslice and ungetslice, the range as Python's. */
+static inline irt_t irt_slicing(int na, const irt_t* a, int unslice, int python) {
   irt_t t = unslice ? irt_tensor_of(a[0]) : NULL, x = irt_tensor_of(a[unslice]);
   const irt_t* b = a + unslice + 1;
   int d = (int)irt_index(b[0]) - 1;
   if (d < 0 || d >= x->ndim) irt_fail("IndexError: no such dimension");
-  int64_t step = na - unslice > 4 ? irt_index(b[3]) : 1, from;
-  int64_t count = irt_range(x->shape[d], irt_index(b[1]), irt_index(b[2]), step, &from);
+  int64_t step, from, count;
+  if (python) {
+    count = irt_pyrange(x->shape[d], b[1], b[2], na - unslice > 4 ? b[3] : NULL, &step, &from);
+  } else {
+    step = na - unslice > 4 ? irt_index(b[3]) : 1;
+    count = irt_range(x->shape[d], irt_index(b[1]), irt_index(b[2]), step, &from);
+  }
   int64_t outer = 1, inner = 1, shape[32];
   for (int k = 0; k < x->ndim; ++k) {
     if (k < d) outer *= x->shape[k];
@@ -830,8 +861,17 @@ static inline irt_t irt_slicing(int na, const irt_t* a, int unslice) {
       }
   return out;
 }
-static inline irt_t irt_slice(int na, const irt_t* a) { return irt_slicing(na, a, 0); }
-static inline irt_t irt_unslice(int na, const irt_t* a) { return irt_slicing(na, a, 1); }
+static inline irt_t irt_slice(int na, const irt_t* a) { return irt_slicing(na, a, 0, 0); }
+static inline irt_t irt_unslice(int na, const irt_t* a) { return irt_slicing(na, a, 1, 0); }
+static inline irt_t irt_getslice(int na, const irt_t* a) {
+  if (a[0]->kind != IRT_TUPLE) return irt_slicing(na, a, 0, 1);
+  if (irt_index(a[1]) != 1) irt_fail("IndexError: a tuple has one dimension");
+  int64_t step, from, count = irt_pyrange(a[0]->n, a[2], a[3], na > 4 ? a[4] : NULL, &step, &from);
+  irt_t* items = (irt_t*)irt_alloc(sizeof(irt_t) * (size_t)(count ? count : 1));
+  for (int64_t k = 0; k < count; ++k) items[k] = irt_item(a[0], from + k * step);
+  return irt_tuple(count, items);
+}
+static inline irt_t irt_ungetslice(int na, const irt_t* a) { return irt_slicing(na, a, 1, 1); }
 
 /* Tensors joined along dimension a[0], in the type that holds them all. */
 static inline irt_t irt_cat(int na, const irt_t* a) {

@@ -763,6 +763,32 @@ def unslice(t, x, d, first, last, step=1):
     return out
 
 
+def _part(v):
+    return None if v is None else _index(v)
+
+
+def _pyslice(d, start, stop, step, ndim):
+    idx = [slice(None)] * ndim
+    idx[_index(d) - 1] = slice(_part(start), _part(stop), _part(step))
+    return tuple(idx)
+
+
+def getslice(x, d, start, stop, step=None):
+    """Python's x[start:stop:step] along dimension d; of a tuple when d = 1."""
+    if isinstance(x, tuple):
+        if _index(d) != 1:
+            raise IndexError("getslice: a tuple has one dimension")
+        return x[slice(_part(start), _part(stop), _part(step))]
+    return np.array(x[_pyslice(d, start, stop, step, x.ndim)])
+
+
+def ungetslice(t, x, d, start, stop, step=None):
+    out = np.zeros(x.shape, dtype=t.dtype)
+    key = _pyslice(d, start, stop, step, x.ndim)
+    out[key] = out[key] + t
+    return out
+
+
 def cat(d, *xs):
     f64 = any(x.dtype == np.float64 for x in xs)
     f32 = any(x.dtype == np.float32 for x in xs)

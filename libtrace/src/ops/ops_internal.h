@@ -90,6 +90,8 @@ Result<Value> Dot(const OpDef& op, OpArgs a);
 Result<Value> AddItem(const OpDef& op, OpArgs a);
 Result<Value> Slice(const OpDef& op, OpArgs a);
 Result<Value> Unslice(const OpDef& op, OpArgs a);
+Result<Value> GetSlice(const OpDef& op, OpArgs a);
+Result<Value> UngetSlice(const OpDef& op, OpArgs a);
 Result<Value> Cat(const OpDef& op, OpArgs a);
 
 }  // namespace irt::ops

@@ -97,6 +97,9 @@ constexpr auto kOps = std::to_array<OpDef>({
        "Python's x[i, ...]: 0-based, negative from the end; k indices into a tensor of n "
        "dimensions give the sub-tensor of its last n - k (the element when k = n); item i of "
        "a tuple"),
+    Op("getslice", 4, 5, L, ops::GetSlice, "getslice(x, d, start, stop[, step])",
+       "Python's x[start:stop:step] along dimension d: 0-based, stop excluded, negative from "
+       "the end, nothing for the default, clamped to the dimension; of a tuple when d = 1"),
     Elem("hypot", 2, 0, SOp::kHypot, "hypot(a, b)", "sqrt(a^2 + b^2) without overflow"),
     Elem("identity", 1, L, SOp::kCopy, "identity(a)", "a itself"),
     Elem("ifelse", 3, 0, SOp::kIfElse, "ifelse(c, a, b)",
@@ -154,6 +157,8 @@ constexpr auto kOps = std::to_array<OpDef>({
           ops::MakeTuple,
           "a tuple of the arguments",
           "tuple(a...)"},
+    Op("ungetslice", 5, 6, L, ops::UngetSlice, "ungetslice(t, x, d, start, stop[, step])",
+       "zeros shaped like x with t added where getslice takes its elements (its adjoint)"),
     Op("unslice", 5, 6, L, ops::Unslice, "unslice(t, x, d, first, last[, step])",
        "zeros shaped like x with t added where slice takes its elements (its adjoint)"),
     Elem("xor", 2, N, SOp::kNone, "xor(a, b)", "bitwise exclusive or"),

@@ -524,6 +524,44 @@ Result<SliceSpec> SliceArgs(std::string_view name, const std::vector<int64_t>& s
   return s;
 }
 
+// Python's start:stop:step along dimension d of `shape` (slice.indices):
+// positions 0-based, stop excluded, a negative one counted from the end,
+// nothing for the default, clamped to the dimension; as a SliceSpec.
+Result<SliceSpec> PySliceArgs(std::string_view name, const std::vector<int64_t>& shape,
+                              OpArgs args) {
+  SliceSpec s;
+  IRT_ASSIGN_OR_RETURN(s.dim, DimArg(name, args[0], shape.size()));
+  auto part = [&](size_t k, int64_t* out) {
+    return k >= args.size() || args[k].kind() == VKind::kNothing || ToIndex(args[k], out);
+  };
+  const bool has_step = args.size() == 4 && args[3].kind() != VKind::kNothing;
+  const bool has_start = args[1].kind() != VKind::kNothing;
+  const bool has_stop = args[2].kind() != VKind::kNothing;
+  int64_t start = 0, stop = 0;
+  if (!part(1, &start) || !part(2, &stop) || !part(3, &s.step)) {
+    return ArgError(name, "the start, stop and step of a slice must be integers or nothing");
+  }
+  if (!has_step) s.step = 1;
+  if (s.step == 0) return ArgError(name, "the step of a slice cannot be zero");
+  const int64_t n = shape[s.dim];
+  const int64_t lower = s.step < 0 ? -1 : 0, upper = s.step < 0 ? n - 1 : n;
+  // |values| < 2^54 (ToIndex), so adding n cannot overflow.
+  auto clamp = [&](bool given, int64_t v, int64_t dflt) {
+    if (!given) return dflt;
+    if (v < 0) v += n;
+    return std::clamp(v, lower, upper);
+  };
+  start = clamp(has_start, start, s.step < 0 ? upper : lower);
+  stop = clamp(has_stop, stop, s.step < 0 ? lower : upper);
+  if (s.step < 0) {
+    s.count = stop < start ? (start - stop - 1) / -s.step + 1 : 0;
+  } else {
+    s.count = start < stop ? (stop - start - 1) / s.step + 1 : 0;
+  }
+  s.first = start + 1;
+  return s;
+}
+
 // Copies between x (shape xs) and the slice y: y[.., k, ..] <-> x[.., first + k*step, ..].
 // to_slice: y = x[...]; else x[...] += y.
 void SliceCopy(const Tensor& x, const SliceSpec& s, Tensor* y, bool to_slice, Tensor* out) {
@@ -589,6 +627,51 @@ Result<Value> Unslice(const OpDef& op, OpArgs a) {
   IRT_ASSIGN_OR_RETURN(const Tensor* t, FloatTensorArg(op.name, a[0], "the first argument"));
   const Tensor& like = a[1].tensor();
   IRT_ASSIGN_OR_RETURN(SliceSpec s, SliceArgs(op.name, like.shape, a.from(2)));
+  std::vector<int64_t> shape = like.shape;
+  shape[s.dim] = s.count;
+  if (t->shape != shape) {
+    return ShapeError(
+        op.name, "a slice of shape " + ShapeText(shape) + " cannot take " + ShapeText(t->shape));
+  }
+  IRT_ASSIGN_OR_RETURN(Tensor out, Alloc(op.name, t->dtype, like.shape));
+  Tensor y = *t;
+  SliceCopy(out, s, &y, false, &out);
+  return Value::MakeTensor(std::move(out));
+}
+
+// getslice(x, d, start, stop[, step]): Python's x[start:stop:step] along
+// dimension d (1-based, as every dimension argument), of a tensor or (d = 1)
+// a tuple.
+Result<Value> GetSlice(const OpDef& op, OpArgs a) {
+  if (a[0].kind() == VKind::kTuple) {
+    const auto& items = a[0].tuple();
+    std::vector<int64_t> shape{static_cast<int64_t>(items.size())};
+    IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, shape, a.from(1)));
+    std::vector<Value> out;
+    out.reserve(static_cast<size_t>(s.count));
+    for (int64_t k = 0; k < s.count; ++k) {
+      out.push_back(items[static_cast<size_t>(s.first - 1 + k * s.step)]);
+    }
+    return Value::MakeTuple(std::move(out));
+  }
+  if (!IsTensor(a[0])) return NoMethod(op.name, a);
+  const Tensor& x = a[0].tensor();
+  IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, x.shape, a.from(1)));
+  std::vector<int64_t> shape = x.shape;
+  shape[s.dim] = s.count;
+  IRT_ASSIGN_OR_RETURN(Tensor y, Alloc(op.name, x.dtype, shape));
+  SliceCopy(x, s, &y, true, nullptr);
+  return Value::MakeTensor(std::move(y));
+}
+
+// ungetslice(t, x, d, start, stop[, step]): zeros shaped like x with t
+// added at the positions getslice(x, d, start, stop, step) takes (its
+// adjoint).
+Result<Value> UngetSlice(const OpDef& op, OpArgs a) {
+  if (!IsTensor(a[0]) || !IsTensor(a[1])) return NoMethod(op.name, a);
+  IRT_ASSIGN_OR_RETURN(const Tensor* t, FloatTensorArg(op.name, a[0], "the first argument"));
+  const Tensor& like = a[1].tensor();
+  IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, like.shape, a.from(2)));
   std::vector<int64_t> shape = like.shape;
   shape[s.dim] = s.count;
   if (t->shape != shape) {

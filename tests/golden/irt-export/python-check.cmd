@@ -41,6 +41,10 @@ W="[0.5 -0.25 0.75 0.125; -1.0 0.3 0.2 0.9; 0.1 0.7 -0.6 0.4]"
 irt-trace -o m.fb testdata/ir/mlp.ir mlp "$W" "[0.1, -0.2, 0.3]" "[1.5, -0.5, 0.25, 2.0]" && check m.fb
 irt-grad --emit-trace m.fb > gm.fb && check gm.fb
 irt-slice --backward @17 m.fb > sm.fb && check sm.fb
+# Python's slices (getslice, nothing for a part left out) and their
+# adjoints (ungetslice).
+irt-trace -o sl.fb testdata/ir/slices.ir sl "$W" "[1.5, -0.5, 0.25, 2.0]" && check sl.fb
+irt-grad --emit-trace sl.fb > gsl.fb && check gsl.fb
 for step in 1.7 1.3; do
   mapfile -t A < <(/usr/bin/python3 "$IRT_SOURCE/tests/export/tensor_args.py" --step $step 7x5 5 9x6f32)
   irt-trace -o t.fb testdata/ir/tensorops.ir tops "${A[@]}" && check t.fb
