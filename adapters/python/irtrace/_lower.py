@@ -70,7 +70,6 @@ UNSUPPORTED_EXPRS = {
     ast.Dict: ("dict displays", "build the dict in a helper"),
     ast.Set: ("set displays", "build the set in a helper"),
     ast.JoinedStr: ("f-strings", "format the text in a helper"),
-    ast.Slice: ("slices", "index with integers, or slice in a helper"),
 }
 
 
@@ -630,12 +629,7 @@ class Lowerer:
             return self.emit(Stmt("op", "tuple", [self.expr(x) for x in e.elts], e, self,
                                   pyop="tuple"))
         if t is ast.Subscript:
-            if isinstance(e.slice, ast.Tuple):
-                idx = [self.expr(x) for x in e.slice.elts]
-                return self.emit(Stmt("op", "getitem", [self.expr(e.value)] + idx, e, self,
-                                      pyop="[,]"))
-            a = self.expr(e.value)
-            return self.emit(Stmt("op", "getitem", [a, self.expr(e.slice)], e, self, pyop="[]"))
+            return self.lower_subscript(e)
         if t is ast.Attribute:
             d = self.dotted(e)
             if d is not None:
@@ -667,6 +661,37 @@ class Lowerer:
             s.kwnames = tuple(kwnames)
             return self.emit(s)
         self.fail(e, f"'{t.__name__}' expressions", "move the computation into a helper")
+
+    def lower_subscript(self, e):
+        """x[i], x[i, j], and slices: x[a:b:c] is getslice(x, 1, a, b, c)
+        (None for a part left out), x[i, a:b, :, c:d] is getitem(x, i) and
+        then one getslice per dimension sliced; a ':' alone takes all."""
+        parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        k = 0
+        while k < len(parts) and not isinstance(parts[k], ast.Slice):
+            k += 1
+        if k == len(parts):
+            if isinstance(e.slice, ast.Tuple):
+                idx = [self.expr(x) for x in parts]
+                return self.emit(Stmt("op", "getitem", [self.expr(e.value)] + idx, e, self,
+                                      pyop="[,]"))
+            a = self.expr(e.value)
+            return self.emit(Stmt("op", "getitem", [a, self.expr(e.slice)], e, self, pyop="[]"))
+        for p in parts[k:]:
+            if not isinstance(p, ast.Slice):
+                self.fail(p, "an index after a slice",
+                          "index first: A[:, j] is A.T[j] for a matrix")
+        v = self.expr(e.value)
+        if k > 0:  # x[i, j,] then the slices of what remains (a list refuses it, as Python)
+            v = self.emit(Stmt("op", "getitem", [v] + [self.expr(x) for x in parts[:k]], e,
+                               self, pyop="[i,]"))
+        for d, p in enumerate(parts[k:], start=1):
+            bounds = (p.lower, p.upper, p.step)
+            if all(b is None for b in bounds):
+                continue
+            args = [v, Const(d)] + [Const(None) if b is None else self.expr(b) for b in bounds]
+            v = self.emit(Stmt("op", "getslice", args, p, self, pyop="slice"))
+        return v
 
     # -- the result --
     def finish(self):

@@ -93,3 +93,20 @@ def uses_with(x):
     with open("/dev/null"):
         pass
     return x
+
+
+def rosen_vec(x):  # Rosenbrock with slices, as NumPy code writes it
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def slices(A, v, i, k):  # every form of slice the adapter lowers
+    r = A[i, 1:]  # an integer, then a slice
+    c = A[::-1, :2]  # two dimensions, one step negative
+    w = v[k:-k:2]  # bounds from variables and negative ones
+    t = (1.0, 2.0, 3.0, 4.0)[1::2]  # a tuple
+    e = v[5:100]  # clamped to the length, empty here
+    return np.sum(r * r) + np.sum(c) * np.sum(w) + t[0] * t[1] + np.sum(e) + np.sum(A[:, :])
+
+
+def column(A, j):
+    return np.sum(A[:, j])
