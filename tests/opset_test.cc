@@ -169,6 +169,8 @@ std::vector<Case> Cases() {
   cs.push_back({"getitem", "getitem(%2, 0)", {m}, {true}});
   cs.push_back({"additem", "additem(%2, %3, 1)", {m, "[0.1, 0.2, 0.3]"}, {true, true}});
   cs.push_back({"additem", "additem(%2, %3, 0, 2)", {m, "0.8"}, {true, true}});
+  cs.push_back({"getitem", "getitem(%2, nothing, -1)", {m}, {true}});
+  cs.push_back({"additem", "additem(%2, %3, nothing, 1)", {m, "[0.1, 0.2]"}, {true, true}});
   cs.push_back({"fill", "Main.fill(%2, 2, 3)", {"0.8"}, {true}});
   cs.push_back({"broadcast_to", "broadcast_to(%2, %3)", {"[0.5 0.25 2.0]", m}, {true, false}});
   cs.push_back({"sum_to", "sum_to(%2, %3)", {m, "[0.5 0.25 2.0]"}, {true, false}});
@@ -379,7 +381,19 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
             "nothing");
   EXPECT_EQ(Eval("ungetslice", {"[1.0, 2.0]", "[0.0, 0.0, 0.0, 0.0]", "1", "-1", "nothing", "-2"}),
             "[0.0, 2.0, 0.0, 1.0]::Vector{Float64}");
-  // Tuples are values with getindex and length.
+  // nothing takes a whole dimension (Python's `:`), in any place.
+  EXPECT_EQ(Eval("getitem", {"[1 2 3; 4 5 6]", "nothing", "1"}), "[2, 5]::Vector{Int64}");
+  EXPECT_EQ(Eval("getitem", {"[1 2 3; 4 5 6]", "nothing"}), "[1 2 3; 4 5 6]::Matrix{Int64}");
+  EXPECT_EQ(Eval("getitem", {"[1 2 3; 4 5 6]", "-1", "nothing"}), "[4, 5, 6]::Vector{Int64}");
+  EXPECT_EQ(Eval("getitem", {"[1 2 3; 4 5 6]", "nothing", "3"}),
+            "BoundsError: getitem: index 3 out of bounds for dimension 2 of size 3");
+  EXPECT_EQ(Eval("additem", {"[0.0 0.0 0.0; 0.0 0.0 0.0]", "[1.0, 2.0]", "nothing", "-1"}),
+            "[0.0 0.0 1.0; 0.0 0.0 2.0]::Matrix{Float64}");
+  EXPECT_EQ(Eval("additem", {"[0.0 0.0 0.0; 0.0 0.0 0.0]", "1.0", "nothing", "0"}),
+            "DimensionMismatch: additem: cannot add Float64 to an item of shape 2");
+  EXPECT_EQ(Eval("getitem", {"(1, 2)", "nothing"}),
+            "ArgumentError: getitem: a tuple takes one integer index");
+
   EXPECT_EQ(Eval("getindex", {"(1, \"a\", 2.5)", "2"}), "\"a\"::String");
   EXPECT_EQ(Eval("length", {"(1, 2)"}), "2::Int64");
   EXPECT_EQ(Eval("getindex", {"(1, 2)", "3"}),

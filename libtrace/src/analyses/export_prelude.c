@@ -596,24 +596,56 @@ static inline irt_t irt_addindex(int na, const irt_t* a) {
   return t;
 }
 
-/* x[i, ...] (0-based, negative from the end): the offset of the block and
-   its element count. */
-static inline int64_t irt_key(irt_t x, int ni, const irt_t* idx, int64_t* count) {
+/* x[i, ...] (0-based, negative from the end, nothing for a whole
+   dimension): the result's shape in *s, blocks of `inner` contiguous
+   elements, one per combination of the dimensions taken whole. */
+typedef struct {
+  int nf;
+  int64_t base, inner, size[32], step[32];
+} irt_key_t;
+static inline irt_key_t irt_key(irt_t x, int ni, const irt_t* idx, irt_shape* s) {
   if (ni > x->ndim) irt_fail("IndexError: too many indices");
-  int64_t off = 0, rest = 1;
-  for (int k = 0; k < x->ndim; ++k) {
-    if (k < ni) {
-      int64_t i = irt_index(idx[k]);
-      if (i < 0) i += x->shape[k];
-      if (i < 0 || i >= x->shape[k]) irt_fail("IndexError: index out of bounds");
-      off = off * x->shape[k] + i;
-    } else {
-      off *= x->shape[k];
-      rest *= x->shape[k];
-    }
+  irt_key_t k;
+  k.nf = 0;
+  k.base = 0;
+  k.inner = 1;
+  s->ndim = 0;
+  int64_t stride[32], m = 1;
+  for (int d = x->ndim - 1; d >= 0; --d) {
+    stride[d] = m;
+    m *= x->shape[d];
   }
-  *count = rest;
+  for (int d = 0; d < x->ndim; ++d) {
+    if (d < ni && idx[d]->kind != IRT_NOTHING) {
+      int64_t i = irt_index(idx[d]);
+      if (i < 0) i += x->shape[d];
+      if (i < 0 || i >= x->shape[d]) irt_fail("IndexError: index out of bounds");
+      k.base += i * stride[d];
+      continue;
+    }
+    if (d < ni) {
+      k.size[k.nf] = x->shape[d];
+      k.step[k.nf++] = stride[d];
+    } else {
+      k.inner *= x->shape[d];
+    }
+    s->shape[s->ndim++] = x->shape[d];
+  }
+  return k;
+}
+/* The offset in x of block b. */
+static inline int64_t irt_key_block(const irt_key_t* k, int64_t b) {
+  int64_t off = k->base;
+  for (int d = k->nf - 1; d >= 0; --d) {
+    off += (b % k->size[d]) * k->step[d];
+    b /= k->size[d];
+  }
   return off;
+}
+static inline int64_t irt_key_blocks(const irt_key_t* k) {
+  int64_t n = 1;
+  for (int d = 0; d < k->nf; ++d) n *= k->size[d];
+  return n;
 }
 
 static inline irt_t irt_getitem(int na, const irt_t* a) {
@@ -625,32 +657,35 @@ static inline irt_t irt_getitem(int na, const irt_t* a) {
     return irt_item(x, k);
   }
   x = irt_tensor_of(x);
-  int64_t count;
-  int64_t off = irt_key(x, na - 1, a + 1, &count);
-  if (na - 1 == x->ndim) return irt_elbox(x, off);
-  return irt_tensor(x->dtype, x->ndim - (na - 1), x->shape + (na - 1),
-                    (const char*)x->data + (size_t)off * irt_esize(x->dtype));
+  irt_shape s;
+  irt_key_t k = irt_key(x, na - 1, a + 1, &s);
+  if (s.ndim == 0) return irt_elbox(x, k.base);
+  irt_obj* out = irt_new(x->dtype, s.ndim, s.shape);
+  size_t es = irt_esize(x->dtype), block = (size_t)k.inner * es;
+  for (int64_t b = 0, n = irt_key_blocks(&k); b < n; ++b)
+    memcpy((char*)out->data + (size_t)b * block,
+           (const char*)x->data + (size_t)irt_key_block(&k, b) * es, block);
+  return out;
 }
 
 static inline irt_t irt_additem(int na, const irt_t* a) {
   irt_t x = irt_tensor_of(a[0]), v = a[1];
   irt_obj* t = (irt_obj*)irt_copy(x);
-  int ni = na - 2;
-  int64_t count;
-  int64_t off = irt_key(x, ni, a + 2, &count);
-  if (!irt_isfloat(t->dtype)) irt_fail("additem on a tensor that is not of floats");
   irt_shape s;
-  s.ndim = x->ndim - ni;
-  for (int k = 0; k < s.ndim; ++k) s.shape[k] = x->shape[ni + k];
+  irt_key_t k = irt_key(x, na - 2, a + 2, &s);
+  if (!irt_isfloat(t->dtype)) irt_fail("additem on a tensor that is not of floats");
   if (v->kind == IRT_TENSOR) {
     irt_t vs[1] = {v};
     irt_shape b = irt_bshape(1, vs);
     if (b.ndim > s.ndim) irt_fail("ValueError: could not broadcast");
   }
-  for (int64_t k = 0; k < count; ++k) {
-    double e = irt_el(v, irt_boff(v, &s, k)).d;
-    if (t->dtype == IRT_F8) ((double*)t->data)[off + k] = ((double*)t->data)[off + k] + e;
-    else ((float*)t->data)[off + k] = ((float*)t->data)[off + k] + (float)e;
+  for (int64_t b = 0, n = irt_key_blocks(&k); b < n; ++b) {
+    int64_t off = irt_key_block(&k, b);
+    for (int64_t j = 0; j < k.inner; ++j) {
+      double e = irt_el(v, irt_boff(v, &s, b * k.inner + j)).d;
+      if (t->dtype == IRT_F8) ((double*)t->data)[off + j] = ((double*)t->data)[off + j] + e;
+      else ((float*)t->data)[off + j] = ((float*)t->data)[off + j] + (float)e;
+    }
   }
   return t;
 }

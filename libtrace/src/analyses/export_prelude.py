@@ -628,19 +628,24 @@ def addindex(x, v, *idx):
     return t
 
 
+def _key(idx):
+    """Python's index of getitem's operands: None takes a whole dimension."""
+    return tuple(slice(None) if i is None else _index(i) for i in idx)
+
+
 def getitem(x, *idx):
     """Python's x[i, ...], 0-based; a sub-tensor when fewer indices than dimensions."""
     if isinstance(x, tuple):
         return x[_index(idx[0])]
-    sub = x[tuple(_index(i) for i in idx)]
-    if len(idx) == x.ndim:
+    sub = x[_key(idx)]
+    if len(idx) == x.ndim and None not in idx:
         return _items(np.asarray(sub).reshape(1))[0]
     return np.array(sub)
 
 
 def additem(x, v, *idx):
     t = x.copy()
-    key = tuple(_index(i) for i in idx)
+    key = _key(idx)
     if _ist(v):
         t[key] = t[key] + v.astype(t.dtype)
     else:

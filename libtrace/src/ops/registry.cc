@@ -94,9 +94,9 @@ constexpr auto kOps = std::to_array<OpDef>({
     Op("getindex", 2, V, L, ops::GetIndex, "getindex(x, i...)",
        "element i... of a tensor (1-based; one index is row-major linear), item i of a tuple"),
     Op("getitem", 2, V, L, ops::GetItem, "getitem(x, i...)",
-       "Python's x[i, ...]: 0-based, negative from the end; k indices into a tensor of n "
-       "dimensions give the sub-tensor of its last n - k (the element when k = n); item i of "
-       "a tuple"),
+       "Python's x[i, ...]: 0-based, negative from the end, nothing for a whole dimension "
+       "(`:`); k indices into a tensor of n dimensions give the tensor of the dimensions taken "
+       "whole and its last n - k (the element when all k = n are integers); item i of a tuple"),
     Op("getslice", 4, 5, L, ops::GetSlice, "getslice(x, d, start, stop[, step])",
        "Python's x[start:stop:step] along dimension d: 0-based, stop excluded, negative from "
        "the end, nothing for the default, clamped to the dimension; of a tuple when d = 1"),

@@ -305,27 +305,67 @@ Result<Value> AddIndex(std::string_view name, OpArgs args) {
   return Value::MakeTensor(std::move(t));
 }
 
-// Python's and NumPy's integer indexing: 0-based, a negative index counts
-// from the end. k indices into a tensor of n >= k dimensions select the
-// sub-tensor of the last n - k dimensions, stored contiguously at *offset
-// (in elements) with *count elements.
-Status ItemRange(std::string_view name, const std::vector<int64_t>& shape, OpArgs idx,
-                 int64_t* offset, int64_t* count) {
+// Python's and NumPy's basic indexing by integers: 0-based, a negative
+// index counts from the end, nothing takes a whole dimension (`:`). k
+// indices into a tensor of n >= k dimensions select a tensor of the
+// dimensions taken whole, then the last n - k: blocks of `inner`
+// contiguous elements, one per combination of the dimensions taken whole.
+struct ItemPlan {
+  int64_t base = 0;                // offset of the first block
+  int64_t inner = 1;               // elements per block
+  std::vector<int64_t> free_size;  // the dimensions taken whole, outermost first
+  std::vector<int64_t> free_step;  // and their strides in elements
+  std::vector<int64_t> shape;      // of the result
+  bool element() const { return shape.empty(); }
+  int64_t blocks() const {
+    int64_t b = 1;
+    for (int64_t n : free_size) b *= n;
+    return b;
+  }
+};
+
+Status PlanItem(std::string_view name, const std::vector<int64_t>& shape, OpArgs idx, ItemPlan* p) {
   if (idx.size() > shape.size()) {
     return BoundsError(name, std::to_string(idx.size()) + " indices for a tensor of " +
                                  std::to_string(shape.size()) + " dimensions");
   }
-  int64_t off = 0;
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
   for (size_t d = 0; d < idx.size(); ++d) {
+    if (idx[d].kind() == VKind::kNothing) {
+      p->free_size.push_back(shape[d]);
+      p->free_step.push_back(stride[d]);
+      p->shape.push_back(shape[d]);
+      continue;
+    }
     int64_t i;
     IRT_RETURN_IF_ERROR(IndexInDim(name, idx[d], d, shape[d], /*python=*/true, &i));
-    off = off * shape[d] + i;
+    p->base += i * stride[d];
   }
-  int64_t inner = 1;
-  for (size_t d = idx.size(); d < shape.size(); ++d) inner *= shape[d];
-  *offset = off * inner;
-  *count = inner;
+  for (size_t d = idx.size(); d < shape.size(); ++d) {
+    p->inner *= shape[d];
+    p->shape.push_back(shape[d]);
+  }
   return Status::Ok();
+}
+
+// Calls f(block, offset of the block) for each block of the plan, in the
+// result's order.
+template <class F>
+void ForEachBlock(const ItemPlan& p, F f) {
+  const size_t nf = p.free_size.size();
+  std::vector<int64_t> at(nf, 0);
+  const int64_t n = p.blocks();
+  int64_t off = p.base;
+  for (int64_t b = 0; b < n; ++b) {
+    f(b, off);
+    for (size_t d = nf; d-- > 0;) {  // the next combination, innermost first
+      off += p.free_step[d];
+      if (++at[d] < p.free_size[d]) break;
+      off -= at[d] * p.free_step[d];
+      at[d] = 0;
+    }
+  }
 }
 
 Result<Value> GetItem(std::string_view name, OpArgs args) {
@@ -344,42 +384,45 @@ Result<Value> GetItem(std::string_view name, OpArgs args) {
   }
   if (!IsTensor(a)) return NoMethod(name, args);
   const Tensor& x = a.tensor();
-  int64_t off = 0, count = 0;
-  IRT_RETURN_IF_ERROR(ItemRange(name, x.shape, args.from(1), &off, &count));
-  size_t k = args.size() - 1;
-  if (k == x.shape.size()) return ElementAt(x, off);
-  Tensor t;
-  t.dtype = x.dtype;
-  t.shape.assign(x.shape.begin() + static_cast<std::ptrdiff_t>(k), x.shape.end());
-  size_t es = DTypeSize(x.dtype);
-  auto first = x.data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(off) * es);
-  t.data.assign(first, first + static_cast<std::ptrdiff_t>(static_cast<size_t>(count) * es));
+  ItemPlan p;
+  IRT_RETURN_IF_ERROR(PlanItem(name, x.shape, args.from(1), &p));
+  if (p.element()) return ElementAt(x, p.base);
+  IRT_ASSIGN_OR_RETURN(Tensor t, Alloc(name, x.dtype, p.shape));
+  const size_t es = DTypeSize(x.dtype);
+  const size_t block = static_cast<size_t>(p.inner) * es;
+  ForEachBlock(p, [&](int64_t b, int64_t off) {
+    if (block == 0) return;
+    std::memcpy(t.data.data() + static_cast<size_t>(b) * block,
+                x.data.data() + static_cast<size_t>(off) * es, block);
+  });
   return Value::MakeTensor(std::move(t));
 }
 
 Result<Value> AddItem(std::string_view name, OpArgs args) {
   IRT_ASSIGN_OR_RETURN(const Tensor* x, FloatTensorArg(name, args[0], "the first argument"));
   const Value& v = args[1];
-  int64_t off = 0, count = 0;
-  IRT_RETURN_IF_ERROR(ItemRange(name, x->shape, args.from(2), &off, &count));
-  size_t k = args.size() - 2;
-  std::vector<int64_t> sub(x->shape.begin() + static_cast<std::ptrdiff_t>(k), x->shape.end());
+  ItemPlan p;
+  IRT_RETURN_IF_ERROR(PlanItem(name, x->shape, args.from(2), &p));
+  const std::vector<int64_t>& sub = p.shape;
   const Tensor* vt = IsTensor(v) ? &v.tensor() : nullptr;
   if (vt != nullptr ? (vt->shape != sub || (vt->dtype != DType::kF64 && vt->dtype != DType::kF32))
                     : (!IsReal(v) || !sub.empty())) {
     return ShapeError(name, "cannot add " + TypeName(v) + " to an item of shape " + ShapeText(sub));
   }
   Tensor t = *x;
-  for (int64_t j = 0; j < count; ++j) {
-    double d = vt == nullptr              ? v.to_double()
-               : vt->dtype == DType::kF64 ? vt->f64()[j]
-                                          : static_cast<double>(vt->f32()[j]);
-    if (t.dtype == DType::kF64) {
-      t.f64()[off + j] += d;
-    } else {
-      t.f32()[off + j] += static_cast<float>(d);
+  ForEachBlock(p, [&](int64_t b, int64_t off) {
+    for (int64_t j = 0; j < p.inner; ++j) {
+      const int64_t k = b * p.inner + j;
+      double d = vt == nullptr              ? v.to_double()
+                 : vt->dtype == DType::kF64 ? vt->f64()[k]
+                                            : static_cast<double>(vt->f32()[k]);
+      if (t.dtype == DType::kF64) {
+        t.f64()[off + j] += d;
+      } else {
+        t.f32()[off + j] += static_cast<float>(d);
+      }
     }
-  }
+  });
   return Value::MakeTensor(std::move(t));
 }
 
