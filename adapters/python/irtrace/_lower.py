@@ -664,33 +664,41 @@ class Lowerer:
 
     def lower_subscript(self, e):
         """x[i], x[i, j], and slices: x[a:b:c] is getslice(x, 1, a, b, c)
-        (None for a part left out), x[i, a:b, :, c:d] is getitem(x, i) and
-        then one getslice per dimension sliced; a ':' alone takes all."""
+        (None for a part left out); a subscript with slices and integers is
+        one getslice per dimension sliced, then getitem of the integers with
+        nothing for each slice (Python's `:`). A ':' alone records nothing."""
         parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-        k = 0
-        while k < len(parts) and not isinstance(parts[k], ast.Slice):
-            k += 1
-        if k == len(parts):
+        for p in parts:
+            if (isinstance(p, ast.Constant) and p.value is None) or \
+                    (isinstance(p, ast.Attribute) and p.attr == "newaxis"):
+                self.fail(p, "new axes (None, np.newaxis) in an index",
+                          "reshape, or np.expand_dims in a helper")
+        if not any(isinstance(p, ast.Slice) for p in parts):
             if isinstance(e.slice, ast.Tuple):
                 idx = [self.expr(x) for x in parts]
                 return self.emit(Stmt("op", "getitem", [self.expr(e.value)] + idx, e, self,
                                       pyop="[,]"))
             a = self.expr(e.value)
             return self.emit(Stmt("op", "getitem", [a, self.expr(e.slice)], e, self, pyop="[]"))
-        for p in parts[k:]:
-            if not isinstance(p, ast.Slice):
-                self.fail(p, "an index after a slice",
-                          "index first: A[:, j] is A.T[j] for a matrix")
         v = self.expr(e.value)
-        if k > 0:  # x[i, j,] then the slices of what remains (a list refuses it, as Python)
-            v = self.emit(Stmt("op", "getitem", [v] + [self.expr(x) for x in parts[:k]], e,
-                               self, pyop="[i,]"))
-        for d, p in enumerate(parts[k:], start=1):
-            bounds = (p.lower, p.upper, p.step)
-            if all(b is None for b in bounds):
-                continue
-            args = [v, Const(d)] + [Const(None) if b is None else self.expr(b) for b in bounds]
-            v = self.emit(Stmt("op", "getslice", args, p, self, pyop="slice"))
+        # Every part is evaluated in order, as Python does, before any indexing.
+        vals = []
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                vals.append([Const(None) if b is None else self.expr(b)
+                             for b in (p.lower, p.upper, p.step)])
+            else:
+                vals.append(self.expr(p))
+        for d, (p, b) in enumerate(zip(parts, vals), start=1):
+            if isinstance(p, ast.Slice) and not all(isinstance(x, Const) and x.value is None
+                                                    for x in b):
+                v = self.emit(Stmt("op", "getslice", [v, Const(d)] + b, p, self, pyop="slice"))
+        idx = [Const(None) if isinstance(p, ast.Slice) else x for p, x in zip(parts, vals)]
+        while idx and isinstance(idx[-1], Const) and idx[-1].value is None and \
+                isinstance(parts[len(idx) - 1], ast.Slice):
+            idx.pop()  # a whole dimension at the end is what getitem leaves anyway
+        if idx:  # x[i, :, j,]: a list refuses it, as Python does
+            v = self.emit(Stmt("op", "getitem", [v] + idx, e, self, pyop="[i,]"))
         return v
 
     # -- the result --

@@ -104,7 +104,9 @@ def _pyexpr(s, x):
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "[]": lambda: f"{x[0]}[{x[1]}]",
             "[,]": lambda: f"{x[0]}[" + ", ".join(x[1:]) + "]",
-            "[i,]": lambda: f"{x[0]}[" + ", ".join(x[1:]) + ",]",
+            "[i,]": lambda: f"{x[0]}[" + ", ".join(
+                ":" if isinstance(a, _lower.Const) and a.value is None else v
+                for a, v in zip(s.args[1:], x[1:])) + ",]",
             "slice": lambda: f"{x[0]}[{':, ' * (s.args[1].value - 1)}{x[2]}:{x[3]}:{x[4]}]",
             "getattr": lambda: f"_irt_getattr({x[0]}, {x[1]})"}[op]()
 

@@ -109,4 +109,9 @@ def slices(A, v, i, k):  # every form of slice the adapter lowers
 
 
 def column(A, j):
-    return np.sum(A[:, j])
+    c = A[1:, j]  # a slice, then an index
+    return np.sum(c * c) + np.sum(A[0, ::2] ** 2) * 0.0 + np.sum(A[:1, j] ** 2)
+
+
+def newaxis(x):
+    return x[:, None]
