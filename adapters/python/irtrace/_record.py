@@ -94,6 +94,9 @@ _BIN = {"+", "-", "*", "/", "**", "@", "//", "%", "&", "|", "^", "<", "<=", ">",
         "!=", "is", "is not", "in", "not in"}
 
 
+_NEW_AXIS = "irtrace does not trace None (a new axis) as an index; reshape instead"
+
+
 def _pyexpr(s, x):
     op = s.pyop
     if op in _BIN:
@@ -176,6 +179,12 @@ def _generate(lf):
                 cls = spec(kind, s.name if s.kind == "op" else "", b.number, s.ssa, 0, s.line,
                            s.col, False, False, _specs_operands(s.args))
                 rhs = _pyexpr(s, x) if s.kind == "op" else _callee(s)
+                if s.pyop in ("[]", "[,]", "[i,]"):
+                    # getitem's nothing is ':', so a None index (a new axis) is not one.
+                    var = [v for a, v in zip(s.args[1:], x[1:]) if not isinstance(a, _lower.Const)]
+                    if var:
+                        emit(f"if {' or '.join(v + ' is None' for v in var)}: "
+                             f"raise TypeError({_NEW_AXIS!r})", info, 4)
                 emit(f"_irt_v{s.ssa} = {rhs}", info, 4)
                 emit(f"_irt_n{s.ssa} = _irt_A(_irt_K[{cls}], _irt_v{s.ssa}{_refs(s.args)})",
                      info, 4)

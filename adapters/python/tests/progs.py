@@ -115,3 +115,7 @@ def column(A, j):
 
 def newaxis(x):
     return x[:, None]
+
+
+def newaxis_var(x, i):
+    return x[i]

@@ -229,3 +229,7 @@ def test_new_axis_refused():
     with pytest.raises(irtrace.UnsupportedSyntax,
                        match=r"progs.py:\d+:\d+: new axes \(None, np.newaxis\) in an index"):
         irtrace.track(progs.newaxis, np.ones(2))
+    # A None index from a variable stops the run when it comes.
+    with pytest.raises(TypeError, match="does not trace None .* as an index"):
+        irtrace.track(progs.newaxis_var, np.ones(2), None)
+    assert irtrace.track(progs.newaxis_var, np.ones(2), 1).result == 1.0
