@@ -446,7 +446,10 @@ std::string OperationList() {
     flag(kOpLinear, "linear");
     flag(kOpNondiff, "nondiff");
     flag(kOpRandom, "random");
-    if (!op.Has(kOpNondiff) && !op.Has(kOpRandom) && op.rule.empty()) {
+    if (op.Has(kOpTuple)) {
+      flags += std::string(flags.empty() ? "" : ", ") +
+               "derivatives pass through item by item, without a rule";
+    } else if (!op.Has(kOpNondiff) && !op.Has(kOpRandom) && op.rule.empty()) {
       flags += std::string(flags.empty() ? "" : ", ") + "no derivative: an error to differentiate";
     }
     std::string sig(op.signature);

@@ -84,6 +84,9 @@ enum OpFlag : uint32_t {
   /// Its result carries no derivative (comparisons, logic, integer division,
   /// shapes, constants).
   kOpNondiff = 1u << 3,
+  /// Derivatives pass through it without a rule (tuple: each item's to its
+  /// argument), as through getitem and getindex of a tuple.
+  kOpTuple = 1u << 4,
 };
 
 /// Arity bound meaning "any number".

@@ -83,6 +83,11 @@ bool ChunkColumns::FloatTensor(uint64_t bits) const {
   return t == fb::DType::F64 || t == fb::DType::F32;
 }
 
+uint32_t ChunkColumns::tuple_size(uint64_t bits) const {
+  const fb::Tuple* t = chunk->tuples()->Get(static_cast<uint32_t>(bits));
+  return t->items() ? t->items()->size() : 0;
+}
+
 DType ChunkColumns::tensor_dtype(uint64_t bits) const {
   return static_cast<DType>(chunk->tensors()->Get(static_cast<uint32_t>(bits))->dtype());
 }

@@ -102,6 +102,8 @@ struct ChunkColumns {
   Value Decode(uint64_t bits, VKind kind) const;
   /// Whether `bits` of kind kTensor name a tensor of f64 or f32 elements.
   bool FloatTensor(uint64_t bits) const;
+  /// The number of items of tuple `bits` (of kind kTuple), without decoding it.
+  uint32_t tuple_size(uint64_t bits) const;
   /// The element type and shape of tensor `bits` (< n_tensors).
   DType tensor_dtype(uint64_t bits) const;
   std::vector<int64_t> tensor_shape(uint64_t bits) const;

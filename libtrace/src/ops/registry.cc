@@ -145,12 +145,12 @@ constexpr auto kOps = std::to_array<OpDef>({
     Elem("tanh", 1, 0, SOp::kTanh, "tanh(a)", "hyperbolic tangent"),
     Op("transpose", 1, 1, L, ops::Transpose, "transpose(x)",
        "a matrix transposed; a vector becomes a 1×n matrix"),
-    // Derivatives do not pass through tuples yet: no rule, and not nondiff,
-    // so that differentiating through one is an error, not a silent zero.
+    // Derivatives pass through tuples in the engine, item by item, not by a
+    // rule (a tuple's adjoint is a tuple of its items').
     OpDef{"tuple",
           0,
           V,
-          0,
+          kOpTuple | L,
           0,
           {},
           ops::MakeTuple,

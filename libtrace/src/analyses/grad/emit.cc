@@ -103,6 +103,14 @@ class Emitter : public internal::ProgramObserver {
   Status ApplyRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, NodeId marker,
                    const Rule* rule);
   Status Accumulate(NodeId target, const Ref& c);
+  // Adds c into the adjoint a (of target's): c itself when a is absent,
+  // else a `+` node.
+  Status AddRef(Ref& a, const Ref& c, NodeId target);
+  // Tuples, as GradEngine::TupleReverse: an adjoint per item, never a tuple
+  // node. True when the node was one of tuple, getitem or getindex of a tuple.
+  Result<bool> TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, const ClassInfo& k);
+  // A pass-through's tuple adjoint goes to its target, item by item.
+  Status PassTuple(uint64_t from, NodeId target);
   Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
   // A tensor's adjoint while only single elements have been added to it
   // (getindex's rule, dx[i...] += dy): each element's adjoint so far, by
@@ -171,7 +179,9 @@ class Emitter : public internal::ProgramObserver {
   std::vector<NodeId> prim_;                       // by slot: the active node's primal copy
   SlotPages<Ref> adj_;                             // by slot: the adjoint so far
   std::unordered_map<uint64_t, Pending> pending_;  // by slot, where adj_ is absent
-  std::vector<Ref> regs_;                          // registers of the program running
+  // by slot: a tuple's adjoint, one Ref per item (absent: none yet)
+  std::unordered_map<uint64_t, std::vector<Ref>> tuple_items_;
+  std::vector<Ref> regs_;  // registers of the program running
   std::vector<OperandVal> ops_;
   Location cur_loc_;
   NodeId cur_of_ = kNoNode;
@@ -344,7 +354,10 @@ Result<NodeId> Emitter::AsNode(const Ref& r, NodeId target) {
 Status Emitter::Accumulate(NodeId target, const Ref& c) {
   uint64_t st = e_.Slot(target);
   if (!pending_.empty()) IRT_RETURN_IF_ERROR(Materialize(st, target));
-  Ref& a = adj_[st];
+  return AddRef(adj_[st], c, target);
+}
+
+Status Emitter::AddRef(Ref& a, const Ref& c, NodeId target) {
   if (a.absent()) {
     a = c;
     return Status::Ok();
@@ -450,6 +463,67 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
   }
   adj_[st] = std::move(t);
   return Status::Ok();
+}
+
+Status Emitter::PassTuple(uint64_t from, NodeId target) {
+  auto src = tuple_items_.find(from);
+  if (src == tuple_items_.end()) return Status::Ok();
+  std::vector<Ref> items = std::move(src->second);
+  tuple_items_.erase(src);
+  const uint64_t to = e_.Slot(target);
+  auto dst = tuple_items_.find(to);
+  if (dst == tuple_items_.end()) {
+    tuple_items_.emplace(to, std::move(items));
+    return Status::Ok();
+  }
+  if (dst->second.size() != items.size()) {
+    return InvalidArgument("a tuple of " + std::to_string(items.size()) +
+                           " items passed to one of " + std::to_string(dst->second.size()));
+  }
+  for (size_t q = 0; q < items.size(); ++q) {
+    if (!items[q].absent()) IRT_RETURN_IF_ERROR(AddRef(dst->second[q], items[q], target));
+  }
+  return Status::Ok();
+}
+
+Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t slot,
+                                const ClassInfo& k) {
+  auto nested = [&](NodeId at) {
+    return Unsupported(e_.NodeName(at) +
+                       ": --emit-trace does not pass derivatives through nested tuples yet");
+  };
+  e_.Operands(l, id, &ops_);
+  if (k.tuple_op == ClassInfo::kTupleMake) {
+    auto it = tuple_items_.find(slot);
+    if (it == tuple_items_.end()) return true;
+    std::vector<Ref> items = std::move(it->second);
+    tuple_items_.erase(it);
+    for (size_t j = 0; j < ops_.size() && j < items.size(); ++j) {
+      if (!ops_[j].varied || items[j].absent()) continue;
+      if (ops_[j].vkind == VKind::kTuple) return nested(id);
+      IRT_RETURN_IF_ERROR(Accumulate(ops_[j].target, items[j]));
+    }
+    return true;
+  }
+  if (ops_.size() != 2 || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
+  if (k.f->vkind == VKind::kTuple) return nested(id);
+  const OperandVal& x = ops_[0];
+  if (!x.varied) return true;
+  if (ops_[1].vkind != VKind::kI64 && ops_[1].vkind != VKind::kBool) {
+    return InvalidArgument(e_.NodeName(id) + ": a tuple's index must be an integer");
+  }
+  const uint64_t xs = e_.Slot(x.target);
+  std::vector<Ref>& items = tuple_items_[xs];
+  if (items.empty()) items.resize(x.chunk->tuple_size(x.bits));
+  const int64_t n = static_cast<int64_t>(items.size());
+  int64_t i = static_cast<int64_t>(ops_[1].bits);
+  if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
+  if (k.tuple_op == ClassInfo::kTupleIndex) --i;
+  if (i < 0 || i >= n) return InvalidArgument(e_.NodeName(id) + ": index out of bounds");
+  IRT_RETURN_IF_ERROR(Materialize(slot, id));
+  const Ref dy = adj_.Get(slot);
+  if (!dy.absent()) IRT_RETURN_IF_ERROR(AddRef(items[static_cast<size_t>(i)], dy, x.target));
+  return true;
 }
 
 Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
@@ -653,7 +727,10 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
     --slot;
     // Entering a page of slots: the one above is done with.
     if ((slot & (SlotPages<Ref>::kPage - 1)) == SlotPages<Ref>::kPage - 1) adj_.Release(slot + 1);
-    if (adj_.Get(slot).absent() && (pending_.empty() || !pending_.contains(slot))) continue;
+    if (adj_.Get(slot).absent() && (pending_.empty() || !pending_.contains(slot)) &&
+        (tuple_items_.empty() || !tuple_items_.contains(slot))) {
+      continue;
+    }
     e_.Trim();
     GradEngine::Loc l = e_.Locate(id);
     // As the sweep: chunks below are decoded again on the second core.
@@ -671,11 +748,21 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
       }
       case NodeKind::kArgument: {
         NodeId t = e_.PassTarget(l, id);
-        if (t != kNoNode && e_.Varied(t)) IRT_RETURN_IF_ERROR(PassPending(slot, id, t));
+        if (t != kNoNode && e_.Varied(t)) {
+          if (k.f->vkind == VKind::kTuple) {
+            IRT_RETURN_IF_ERROR(PassTuple(slot, t));
+          } else {
+            IRT_RETURN_IF_ERROR(PassPending(slot, id, t));
+          }
+        }
         break;
       }
       case NodeKind::kPrimitive:
       case NodeKind::kSpecial:
+        if (k.tuple_op != ClassInfo::kNoTupleOp) {
+          IRT_ASSIGN_OR_RETURN(bool done, TupleRule(l, id, slot, k));
+          if (done) break;
+        }
         IRT_RETURN_IF_ERROR(Materialize(slot, id));
         IRT_RETURN_IF_ERROR(ApplyRule(e_.Locate(id), id, slot, kNoNode, k.rule));
         break;

@@ -113,6 +113,12 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
         k.nondiff = k.rule == nullptr && rules_.IsNondiff(fc.op);
         k.cat = (k.nondiff || !floaty) ? Cat::kInert : Cat::kPrim;
         k.fast = k.rule != nullptr && k.y_real;
+        if (fc.kind == NodeKind::kPrimitive && fc.op == "tuple") {
+          k.tuple_op = ClassInfo::kTupleMake;
+        } else if (fc.kind == NodeKind::kPrimitive && fc.n_operands == 2 &&
+                   (fc.op == "getitem" || fc.op == "getindex")) {
+          k.tuple_op = fc.op == "getitem" ? ClassInfo::kTupleItem : ClassInfo::kTupleIndex;
+        }
         break;
       case NodeKind::kCall:
         k.rule = rules_.Find(fc.op, fc.n_operands);
@@ -316,6 +322,11 @@ std::optional<Value> GradEngine::Adjoint(NodeId id) {
   if (!touched_.Get(s)) return std::nullopt;
   Loc l = Locate(id);
   const ClassInfo& k = Cls(l);
+  if (k.f->vkind == VKind::kTuple) {
+    auto t = tuple_adj_.find(s);
+    if (t == tuple_adj_.end()) return std::nullopt;
+    return Value::MakeTuple(t->second.items);
+  }
   if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_.Get(s), k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(s);
   if (it == tensor_adj_.end()) return std::nullopt;

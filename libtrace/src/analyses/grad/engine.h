@@ -181,6 +181,10 @@ struct ClassInfo {
   bool y_real = false;  // the node's value is a real scalar
   bool fast = false;    // FastReverse may apply
   bool nondiff = false;
+  // tuple(a...), getitem(x, i), getindex(x, i): derivatives pass through
+  // tuples natively (TupleReverse), not by rules.
+  enum TupleOp : uint8_t { kNoTupleOp, kTupleMake, kTupleItem, kTupleIndex };
+  TupleOp tuple_op = kNoTupleOp;
   std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
   std::vector<double> lit_val;     // per operand: a real literal as binary64
   uint64_t lit_real = 0;           // operands that are real literals (bit j)
@@ -297,6 +301,12 @@ struct TensorAdj {
   }
 };
 
+// A tuple adjoint being accumulated: an adjoint per item (a number's, a
+// tensor's, a nested tuple's as a tuple), Nothing where none has come.
+struct TupleAdj {
+  std::vector<Value> items;
+};
+
 // Thrown from Locate when a released chunk cannot be decoded again (its file
 // changed since it was checked); Differentiate returns the status.
 struct ColumnsLost {
@@ -385,6 +395,11 @@ class GradEngine {
     if (k == VKind::kF64 || k == VKind::kF32) return true;
     return k == VKind::kTensor && cv.c->FloatTensor(bits);
   }
+  // A float value, or a tuple (whose items may be): what a varied value
+  // passed on by a return or an argument stays.
+  bool MayHoldFloats(const ChunkView& cv, VKind k, uint64_t bits) const {
+    return k == VKind::kTuple || IsFloatValue(cv, k, bits);
+  }
   std::string NodeName(NodeId id);
 
   NodeId result_node() const { return trace_.size() - 1; }
@@ -441,6 +456,15 @@ class GradEngine {
   // Drops a tensor adjoint the sweep has passed on.
   void ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator it);
   Value AdjointValue(uint64_t slot, const Loc& l, bool take);
+  // Tuples: tuple(a...) gives item j of its adjoint to a_j; getitem and
+  // getindex of a tuple add theirs into one item of its adjoint. False
+  // leaves the node to the rules (getitem of a tensor).
+  Result<bool> TupleReverse(const Loc& l, NodeId id, uint64_t slot, const ClassInfo& k);
+  // Adds g into item `item` of the adjoint of the tuple `target` (n items).
+  Status AccumulateTupleItem(NodeId target, size_t item, size_t n, Value g);
+  // Forward mode's TupleReverse: a tuple's tangent is the tuple of its
+  // items' (Nothing for zero). Reads ops_.
+  Result<bool> TupleForward(const Loc& l, NodeId id, uint64_t slot, const ClassInfo& k);
 
   void Hold(ChunkView* cv);
   void Reload(ChunkView* cv);  // throws ColumnsLost
@@ -468,6 +492,7 @@ class GradEngine {
   AdjointPages adj_;                                    // scalar adjoints / tangents by slot
   std::unordered_map<uint64_t, TensorAdj> tensor_adj_;  // tensor adjoints by slot
   std::unordered_map<uint64_t, Value> tensor_tan_;      // tensor tangents by slot
+  std::unordered_map<uint64_t, TupleAdj> tuple_adj_;    // tuple adjoints by slot
   uint64_t cached_slot_ = ~uint64_t{0};
   TensorAdj* cached_adj_ = nullptr;
   Bits poisoned_;  // forward mode: tangents that passed a primitive without a rule

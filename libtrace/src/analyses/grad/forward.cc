@@ -55,7 +55,7 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
         break;
       }
       if (ruled_depth > 0 || k.ref_index[0] < 0) return Status::Ok();
-      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.f->vkind, bits);
+      v = varied_.Get(id - r[0]) && MayHoldFloats(*cv, k.f->vkind, bits);
       break;
     }
     case Cat::kRootArg: {
@@ -80,7 +80,7 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
     }
     case Cat::kFuncArg:
       if (ruled_depth > 0) return Status::Ok();
-      v = varied_.Get(id - r[0]) && IsFloatValue(*cv, k.f->vkind, bits);
+      v = varied_.Get(id - r[0]) && MayHoldFloats(*cv, k.f->vkind, bits);
       break;
     default:
       return Status::Ok();
@@ -294,7 +294,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
             // A scalar passed on: its tangent is its source's (ForwardTangent
             // passes on a poisoned one and tensors).
             const uint64_t ts = varied_.Rank(t);
-            if (k.f->vkind != VKind::kTensor && !poisoned_.Get(ts)) {
+            if (k.f->vkind != VKind::kTensor && k.f->vkind != VKind::kTuple && !poisoned_.Get(ts)) {
               adj_.Grow(active);
               adj_[active - 1] = adj_.Get(ts);
             } else {
@@ -351,6 +351,49 @@ void GradEngine::SetTangent(uint64_t slot, const Value& v) {
   } else {
     adj_[slot] = v.to_double();
   }
+}
+
+Result<bool> GradEngine::TupleForward(const Loc& l, NodeId id, uint64_t slot, const ClassInfo& k) {
+  // The tangent of an operand as a value; Nothing for zero.
+  auto tangent = [&](const OperandVal& o) -> Value {
+    if (!o.varied) return Value::Nothing();
+    const uint64_t ts = varied_.Rank(o.target);
+    if (o.vkind == VKind::kTensor || o.vkind == VKind::kTuple) {
+      auto it = tensor_tan_.find(ts);
+      return it != tensor_tan_.end() ? it->second : Value::Nothing();
+    }
+    return ScalarValue(adj_.Get(ts), o.vkind == VKind::kF32);
+  };
+  if (k.tuple_op == ClassInfo::kTupleMake) {
+    std::vector<Value> items;
+    items.reserve(ops_.size());
+    for (const OperandVal& o : ops_) items.push_back(tangent(o));
+    tensor_tan_[slot] = Value::MakeTuple(std::move(items));
+    return true;
+  }
+  if (ops_.size() != 2 || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
+  const OperandVal& o = ops_[1];
+  if (o.vkind != VKind::kI64 && o.vkind != VKind::kBool) {
+    return InvalidArgument(NodeName(id) + ": a tuple's index must be an integer");
+  }
+  Value t = tangent(ops_[0]);
+  if (t.kind() != VKind::kTuple) return true;  // zero
+  const int64_t n = static_cast<int64_t>(t.tuple().size());
+  int64_t i = static_cast<int64_t>(o.bits);
+  if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
+  if (k.tuple_op == ClassInfo::kTupleIndex) --i;
+  if (i < 0 || i >= n) return InvalidArgument(NodeName(id) + ": index out of bounds");
+  const Value& item = t.tuple()[static_cast<size_t>(i)];
+  const VKind yk = Cls(l).f->vkind;
+  if (item.kind() == VKind::kNothing) return true;  // zero
+  if (yk == VKind::kTensor || yk == VKind::kTuple) {
+    tensor_tan_[slot] = item;
+  } else if (item.is_scalar()) {
+    adj_[slot] = item.to_double();
+  } else {
+    return InvalidArgument(NodeName(id) + ": a " + TypeName(item) + " tangent for a number");
+  }
+  return true;
 }
 
 Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
@@ -413,7 +456,7 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       poison(poison_origin_[ts]);
       return Status::Ok();
     }
-    if (is_tensor) {
+    if (is_tensor || kf.vkind == VKind::kTuple) {
       auto it = tensor_tan_.find(ts);
       if (it != tensor_tan_.end()) tensor_tan_[slot] = it->second;
     } else {
@@ -432,6 +475,10 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
       poison(poison_origin_[varied_.Rank(o.target)]);
       return Status::Ok();
     }
+  }
+  if (marker == kNoNode && sk.tuple_op != ClassInfo::kNoTupleOp) {
+    IRT_ASSIGN_OR_RETURN(bool done, TupleForward(l, id, slot, sk));
+    if (done) return Status::Ok();
   }
   if (rule == nullptr) {
     poison(id);

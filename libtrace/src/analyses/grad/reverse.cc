@@ -11,6 +11,7 @@
 
 // Last: it turns on the popcnt instruction for the rest of the file.
 #include "analyses/grad/engine.h"
+#include "io/chunk.h"
 
 namespace irt::internal::grad {
 
@@ -76,11 +77,134 @@ std::string GradEngine::GiverText(const Giver& who) {
   return who.node == kNoNode ? rule : NodeName(who.node) + ": " + rule;
 }
 
+namespace {
+
+// Adds the adjoint g into `dst`, an item of a tuple adjoint (Nothing: none
+// yet): numbers to numbers, tensors to tensors of the same shape, tuples
+// item by item. Tuples nest at most kMaxTupleDepth deep (VerifyChunk), which
+// bounds the recursion.
+Status AddItemAdjoint(Value& dst, const Value& g, int depth) {
+  if (g.kind() == VKind::kNothing) return Status::Ok();
+  if (dst.kind() == VKind::kNothing) {
+    dst = g;
+    return Status::Ok();
+  }
+  if (dst.is_scalar() && g.is_scalar() && dst.kind() != VKind::kNone && g.kind() != VKind::kNone) {
+    dst = ScalarValue(dst.to_double() + g.to_double(), dst.kind() == VKind::kF32);
+    return Status::Ok();
+  }
+  if (dst.kind() == VKind::kTensor && g.kind() == VKind::kTensor &&
+      dst.tensor().shape == g.tensor().shape &&
+      (dst.tensor().dtype == DType::kF64 || dst.tensor().dtype == DType::kF32)) {
+    Tensor t = dst.tensor();
+    const Tensor& b = g.tensor();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (t.dtype == DType::kF64) {
+        t.f64()[i] += b.at(i);
+      } else {
+        t.f32()[i] += static_cast<float>(b.at(i));
+      }
+    }
+    dst = Value::MakeTensor(std::move(t));
+    return Status::Ok();
+  }
+  if (dst.kind() == VKind::kTuple && g.kind() == VKind::kTuple &&
+      dst.tuple().size() == g.tuple().size() && depth < 2 * internal::kMaxTupleDepth) {
+    std::vector<Value> items = dst.tuple();
+    for (size_t i = 0; i < items.size(); ++i) {
+      IRT_RETURN_IF_ERROR(AddItemAdjoint(items[i], g.tuple()[i], depth + 1));
+    }
+    dst = Value::MakeTuple(std::move(items));
+    return Status::Ok();
+  }
+  return InvalidArgument("a " + TypeName(g) + " adjoint added to a " + TypeName(dst) +
+                         " one in a tuple");
+}
+
+}  // namespace
+
+Status GradEngine::AccumulateTupleItem(NodeId target, size_t item, size_t n, Value g) {
+  uint64_t s = varied_.Rank(target);
+  TupleAdj& a = tuple_adj_[s];
+  if (a.items.empty()) a.items.assign(n, Value::Nothing());
+  if (item >= a.items.size()) {
+    return InvalidArgument("item " + std::to_string(item) + " of the adjoint of " +
+                           NodeName(target) + ", a tuple of " + std::to_string(a.items.size()));
+  }
+  Status st = AddItemAdjoint(a.items[item], g, 0);
+  if (!st.ok()) return Status(st.code(), NodeName(target) + ": " + st.message());
+  touched_.Set(s);
+  return Status::Ok();
+}
+
+Result<bool> GradEngine::TupleReverse(const Loc& l, NodeId id, uint64_t slot, const ClassInfo& k) {
+  if (k.tuple_op == ClassInfo::kTupleMake) {
+    auto it = tuple_adj_.find(slot);
+    if (it == tuple_adj_.end()) return true;
+    std::vector<Value> items = it->second.items;
+    if (!opts_.keep_adjoints) tuple_adj_.erase(it);
+    Operands(l, id, &ops_);
+    for (size_t j = 0; j < ops_.size() && j < items.size(); ++j) {
+      const OperandVal& o = ops_[j];
+      if (!o.varied || items[j].kind() == VKind::kNothing) continue;
+      if (o.vkind == VKind::kTuple) {
+        if (items[j].kind() != VKind::kTuple) {
+          return InvalidArgument(NodeName(id) + ": a " + TypeName(items[j]) +
+                                 " adjoint for the tuple " + NodeName(o.target));
+        }
+        const std::vector<Value>& sub = items[j].tuple();
+        for (size_t q = 0; q < sub.size(); ++q) {
+          IRT_RETURN_IF_ERROR(AccumulateTupleItem(o.target, q, sub.size(), sub[q]));
+        }
+        continue;
+      }
+      IRT_RETURN_IF_ERROR(
+          AccumulateValue(o.target, std::move(items[j]), Giver{.text = "a tuple's item"}));
+    }
+    return true;
+  }
+  // getitem(x, i) / getindex(x, i) of a tuple x.
+  if (k.ref_index[0] < 0) return false;
+  const NodeId x = RefTarget(l, id, static_cast<uint32_t>(k.ref_index[0]));
+  Loc xl = Locate(x);
+  if (Facts(xl).vkind != VKind::kTuple) return false;  // a tensor's: the rule
+  if (!varied_.Get(x)) return true;
+  Operands(l, id, &ops_);
+  const OperandVal& o = ops_[1];
+  if (o.vkind != VKind::kI64 && o.vkind != VKind::kBool) {
+    return InvalidArgument(NodeName(id) + ": a tuple's index must be an integer");
+  }
+  const uint64_t xs = varied_.Rank(x);
+  auto it = tuple_adj_.find(xs);
+  const int64_t n = it != tuple_adj_.end() && !it->second.items.empty()
+                        ? static_cast<int64_t>(it->second.items.size())
+                        : xl.cv->c->tuple_size(BitsOf(xl));
+  int64_t i = static_cast<int64_t>(o.bits);
+  if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
+  if (k.tuple_op == ClassInfo::kTupleIndex) --i;
+  if (i < 0 || i >= n) return InvalidArgument(NodeName(id) + ": index out of bounds");
+  IRT_RETURN_IF_ERROR(AccumulateTupleItem(x, static_cast<size_t>(i), static_cast<size_t>(n),
+                                          AdjointValue(slot, l, /*take=*/true)));
+  return true;
+}
+
 Status GradEngine::AccumulateValue(NodeId target, Value g, const Giver& who,
                                    bool no_negative_zero) {
   uint64_t s = varied_.Rank(target);
   Loc tl = Locate(target);
   const ClassInfo& tk = Cls(tl);
+  if (tk.f->vkind == VKind::kTuple) {
+    if (g.kind() != VKind::kTuple) {
+      return InvalidArgument(GiverText(who) + " gives a " + TypeName(g) +
+                             " adjoint for the tuple " + NodeName(target));
+    }
+    const std::vector<Value>& items = g.tuple();
+    for (size_t q = 0; q < items.size(); ++q) {
+      IRT_RETURN_IF_ERROR(AccumulateTupleItem(target, q, items.size(), items[q]));
+    }
+    touched_.Set(s);
+    return Status::Ok();
+  }
   if (tk.f->vkind != VKind::kTensor) {
     if (!g.is_scalar() || g.kind() == VKind::kNone || g.kind() == VKind::kNothing) {
       return InvalidArgument(GiverText(who) + " gives a " + TypeName(g) +
@@ -238,6 +362,13 @@ bool GradEngine::AddItem(size_t j, const Program& p, size_t arity, uint64_t slot
 // With `take`, a tensor adjoint is moved out (it is not needed again).
 Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
   const ClassInfo& k = Cls(l);
+  if (k.f->vkind == VKind::kTuple) {
+    auto t = tuple_adj_.find(slot);
+    if (t == tuple_adj_.end()) return Value::Nothing();
+    Value v = Value::MakeTuple(t->second.items);
+    if (take && !opts_.keep_adjoints) tuple_adj_.erase(t);
+    return v;
+  }
   if (k.f->vkind != VKind::kTensor) return ScalarValue(adj_.Get(slot), k.f->vkind == VKind::kF32);
   auto it = tensor_adj_.find(slot);
   if (it == tensor_adj_.end()) {
@@ -255,6 +386,24 @@ Value GradEngine::AdjointValue(uint64_t slot, const Loc& l, bool take) {
 Status GradEngine::Propagate(uint64_t from_slot, NodeId target, const Loc& from) {
   if (target == kNoNode || !varied_.Get(target)) return Status::Ok();
   const ClassInfo& k = Cls(from);
+  if (k.f->vkind == VKind::kTuple) {
+    auto it = tuple_adj_.find(from_slot);
+    if (it == tuple_adj_.end()) {
+      touched_.Set(varied_.Rank(target));
+      return Status::Ok();
+    }
+    uint64_t ts = varied_.Rank(target);
+    if (!opts_.keep_adjoints && !tuple_adj_.contains(ts) &&
+        Cls(Locate(target)).f->vkind == VKind::kTuple) {
+      TupleAdj moved = std::move(it->second);  // handed over, as a tensor's is
+      tuple_adj_.erase(from_slot);
+      tuple_adj_.emplace(ts, std::move(moved));
+      touched_.Set(ts);
+      return Status::Ok();
+    }
+    Value g = AdjointValue(from_slot, from, /*take=*/true);
+    return AccumulateValue(target, std::move(g), Giver{.text = "a pass-through"});
+  }
   if (k.f->vkind != VKind::kTensor) return AccumulateScalar(target, adj_.Get(from_slot));
   auto it = tensor_adj_.find(from_slot);
   if (it == tensor_adj_.end()) {
@@ -555,7 +704,14 @@ Status GradEngine::ReversePass() {
           IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
           break;
         case Cat::kPrim:
+          // FastReverse first: the getindex of a tensor is the common case,
+          // and it adds nothing into a tuple (not a real scalar; a sparse
+          // rule's AccumulateSparse refuses one), leaving it to TupleReverse.
           if (k.fast && FastReverse(l, id, slot, const_cast<ClassInfo&>(k))) break;
+          if (k.tuple_op != ClassInfo::kNoTupleOp) {
+            IRT_ASSIGN_OR_RETURN(bool done, TupleReverse(l, id, slot, k));
+            if (done) break;
+          }
           IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, kNoNode, k.rule));
           break;
         default:
