@@ -456,9 +456,17 @@ class Lowerer:
             if info["index"] is not None:
                 self.bind(info["index"], i, s.target)
             if info["item"] is not None:
-                item = self.emit(Stmt("op", "getitem", [info["seq"], i], s.target, self,
-                                      pyop="[]"))
-                self.bind(info["item"], item, s.target)
+                items = [self.emit(Stmt("op", "getitem", [q, i], s.target, self, pyop="[]"))
+                         for q in info["seqs"]]
+                t = info["item"]
+                if not info["zip"]:
+                    self.bind(t, items[0], s.target)
+                elif isinstance(t, ast.Tuple) and len(t.elts) == len(items):
+                    for e, v in zip(t.elts, items):
+                        self.bind(e, v, s.target)
+                else:  # one name for the items of zip(...): their tuple
+                    self.bind(t, self.emit(Stmt("op", "tuple", items, s.target, self,
+                                                pyop="tuple")), s.target)
         self.body(s.body)
         if self.cur is not None:
             self.next_iteration(info, s.body[-1])
@@ -492,16 +500,19 @@ class Lowerer:
         """`for` over range(...) counts with a block argument; over
         enumerate(xs) or a sequence xs (list, tuple, str, range or array,
         checked when the loop starts) it counts up to len(xs), read once,
-        and binds xs[i]."""
+        and binds xs[i]; over zip(xs, ys, ...) (or enumerate of it), up to
+        the shortest length, binding xs[i], ys[i], ..."""
         if s.orelse:
             self.fail(s, "'for ... else'", "use a flag variable")
         it = s.iter
 
-        def builtin_call(name, nargs):
-            return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
-                it.func.id == name and name not in self.locals and \
-                not it.keywords and len(it.args) in nargs
+        def builtin_call(name, nargs, node=None):
+            node = it if node is None else node
+            return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == name and name not in self.locals and \
+                not node.keywords and len(node.args) in nargs
         step = 1
+        is_zip = False
         if builtin_call("range", (1, 2, 3)):
             args = it.args
             if len(args) == 3:
@@ -512,7 +523,7 @@ class Lowerer:
                 step = st
             start = self.expr(args[0]) if len(args) >= 2 else Const(0)
             stop = self.expr(args[1] if len(args) >= 2 else args[0])
-            seq, index_target, item_target = None, s.target, None
+            seqs, index_target, item_target = [], s.target, None
         else:
             index_target = None
             seq_node, item_target = it, s.target
@@ -522,9 +533,19 @@ class Lowerer:
                               "write 'for i, x in enumerate(xs)'")
                 seq_node = it.args[0]
                 index_target, item_target = s.target.elts
-            seq = self.expr(seq_node)
+            if builtin_call("zip", range(1, 33), seq_node):
+                if any(isinstance(a, ast.Starred) for a in seq_node.args):
+                    self.fail(seq_node, "starred arguments", "pass the sequences one by one")
+                is_zip, nodes = True, seq_node.args
+            else:
+                nodes = [seq_node]
+            seqs = [self.expr(x) for x in nodes]
             start = Const(0)
-            stop = self.emit(Stmt("op", "builtins.len", [seq], seq_node, self, pyop="seqlen"))
+            stop = None
+            for q, x in zip(seqs, nodes):
+                n = self.emit(Stmt("op", "builtins.len", [q], x, self, pyop="seqlen"))
+                stop = n if stop is None else \
+                    self.emit(Stmt("op", "min", [stop, n], seq_node, self, pyop="min"))
         self.check_target(index_target)
         self.check_target(item_target)
         counter = self.fresh("for")
@@ -536,7 +557,7 @@ class Lowerer:
         c = self.emit(Stmt("op", op, [self.read(counter, header), stop], s, self, pyop=op))
         self.loop(s, header, exit_b, c, {"node": s, "counter": counter, "step": step,
                                          "index": index_target, "item": item_target,
-                                         "seq": seq})
+                                         "seqs": seqs, "zip": is_zip})
 
     def check_target(self, t):
         if t is None or isinstance(t, ast.Name):

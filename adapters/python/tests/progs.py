@@ -119,3 +119,23 @@ def newaxis(x):
 
 def newaxis_var(x, i):
     return x[i]
+
+
+def weighted(w, xs, ys):  # zip, zip of three under enumerate, one name for a zip's items
+    s = 0.0
+    for x, y in zip(xs, ys):
+        s = s + x * y
+    for i, (a, b, c) in enumerate(zip(w, xs, ys)):
+        s = s + i * a * b * c
+    for p in zip(w, ys):
+        s = s + p[0] / p[1]
+    return s
+
+
+def polar(r, t):
+    return r * math.cos(t), r * math.sin(t)
+
+
+def dist_polar(r, t):  # a helper's tuple, unpacked
+    x, y = polar(r, t)
+    return x * x + 2.0 * y * y

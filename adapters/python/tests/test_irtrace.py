@@ -233,3 +233,27 @@ def test_new_axis_refused():
     with pytest.raises(TypeError, match="does not trace None .* as an index"):
         irtrace.track(progs.newaxis_var, np.ones(2), None)
     assert irtrace.track(progs.newaxis_var, np.ones(2), 1).result == 1.0
+
+
+def test_tuples_from_helpers_differentiate(tmp_path):
+    # A helper returning a tuple: the derivative used to be a silent 0.
+    r, th = 1.3, 0.4
+    t, g = grad_of(tmp_path, progs.dist_polar, r, th)
+    assert t.result == progs.dist_polar(r, th)
+    c, s = math.cos(th), math.sin(th)
+    assert abs(g.derivatives[0] - (2 * r * c * c + 4 * r * s * s)) < 1e-13
+    assert abs(g.derivatives[1] - 2 * r * r * s * c) < 1e-13
+    fw = irtrace.grad(tmp_path / "t.fb", forward={2: 1.0})
+    assert abs(fw.tangent - g.derivatives[0]) < 1e-13
+
+
+def test_for_over_zip(tmp_path):
+    w = np.array([0.5, -1.0, 2.0])
+    xs, ys = [1.0, 2.0, 3.0, 4.0], (0.5, 0.25, 2.0, 8.0, 9.0)
+    t, g = grad_of(tmp_path, progs.weighted, w, xs, ys)
+    assert t.result == progs.weighted(w, xs, ys)
+    h = 1e-6
+    fd = [(progs.weighted(w + h * e, xs, ys) - progs.weighted(w - h * e, xs, ys)) / (2 * h)
+          for e in np.eye(3)]
+    assert np.allclose(g.derivatives[0], fd, rtol=1e-8, atol=1e-8)
+    assert np.allclose(g.derivatives[0], [2.0, 4.5, 12.5], rtol=1e-15, atol=0)
