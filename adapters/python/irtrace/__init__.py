@@ -14,9 +14,10 @@ from . import _native
 from ._context import Context, NodeInfo, primitive, rules
 from ._lower import UnsupportedSyntax
 from ._native import Int64Overflow, TraceError
+from ._ops import InPlaceChange
 
 __all__ = ["track", "load", "grad", "ir", "rules", "primitive", "Context", "NodeInfo", "Trace",
-           "Gradient", "UnsupportedSyntax", "TraceError", "Int64Overflow"]
+           "Gradient", "UnsupportedSyntax", "TraceError", "Int64Overflow", "InPlaceChange"]
 __version__ = getattr(_native, "__version__", "0")
 
 _RULES = os.path.join(os.path.dirname(__file__), "default.rules")

@@ -70,6 +70,53 @@ METHODS = {"sum": ("sum", 1), "mean": ("mean", 1), "max": ("maximum", 1),
            "min": ("minimum", 1), "transpose": ("transpose", 1)}
 
 
+# Methods and functions that change a value in place. A trace records
+# values: the nodes recorded from the value before the change would hold
+# what it was, and a derivative through the change would be lost, silently.
+# Such a call stops the run (InPlaceChange).
+_MUTATORS = {
+    list: {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+           "__setitem__", "__delitem__", "__iadd__", "__imul__"},
+    dict: {"update", "pop", "popitem", "clear", "setdefault", "__setitem__", "__delitem__"},
+    set: {"add", "discard", "remove", "pop", "clear", "update", "intersection_update",
+          "difference_update", "symmetric_difference_update"},
+    bytearray: {"append", "extend", "insert", "pop", "remove", "clear", "reverse"},
+}
+_MUTATING_FUNCTIONS = {random.shuffle}
+if np is not None:
+    _MUTATORS[np.ndarray] = {"fill", "sort", "resize", "put", "itemset", "partition",
+                             "setfield", "__setitem__", "__iadd__", "__isub__", "__imul__",
+                             "__itruediv__"}
+    _MUTATING_FUNCTIONS |= {np.random.shuffle, np.copyto, np.put, np.place, np.putmask,
+                            np.fill_diagonal}
+
+
+class InPlaceChange(TypeError):
+    """A call that changes a value in place, which a trace cannot record."""
+
+
+def check_not_in_place(f, recv):
+    """Raises InPlaceChange for a method of `recv` (None for a function
+    call) or a function that changes a value in place."""
+    if recv is not None:
+        names = _MUTATORS.get(type(recv))
+        name = getattr(f, "__name__", "")
+        if names is None or name not in names:
+            return
+        what = f"{type(recv).__name__}.{name}"
+    else:
+        try:
+            if f not in _MUTATING_FUNCTIONS:
+                return
+        except TypeError:  # an unhashable callable
+            return
+        what = qualified(f)
+    raise InPlaceChange(
+        f"irtrace does not trace {what}: it changes a value in place, so the values "
+        f"recorded from it before would be stale and derivatives through it lost; make a "
+        f"new value instead (a tuple, or a NumPy array computed whole)")
+
+
 def qualified(f):
     """The qualified Python name of a callable."""
     self = getattr(f, "__self__", None)

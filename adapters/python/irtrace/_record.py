@@ -290,6 +290,8 @@ class _FnRun:
                 return c
         b, pos, line, col, operands, method, kwnames, namer = self.lf.sites[site]
         marked = None if f is None else _context.primitive_name(f)
+        if f is not None and kind == K_PRIM and marked is None:
+            _ops.check_not_in_place(f, recv if method else None)
         if namer is not None:  # recv: the operator's operand values
             name, keep = namer(*recv)
             if keep is not None:

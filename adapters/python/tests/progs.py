@@ -78,7 +78,7 @@ def sum_sq_doubling(x, n):  # the same, the array doubled in place after each ca
     s = 0.0
     for i in range(n):
         s = s + sq_at(x, i)
-        np.copyto(x, x * 2.0)
+        np.multiply(x, 2.0, out=x)  # (np.copyto is refused: InPlaceChange; out= is not)
     return s
 
 
@@ -139,3 +139,15 @@ def polar(r, t):
 def dist_polar(r, t):  # a helper's tuple, unpacked
     x, y = polar(r, t)
     return x * x + 2.0 * y * y
+
+
+def appends(x):  # a list changed in place: its earlier node would be stale
+    acc = list()
+    for i in range(3):
+        acc.append(x * i)
+    return acc[1] + acc[2]
+
+
+def shuffles(a):
+    np.random.shuffle(a)
+    return np.sum(a)

@@ -257,3 +257,16 @@ def test_for_over_zip(tmp_path):
           for e in np.eye(3)]
     assert np.allclose(g.derivatives[0], fd, rtol=1e-8, atol=1e-8)
     assert np.allclose(g.derivatives[0], [2.0, 4.5, 12.5], rtol=1e-15, atol=0)
+
+
+def test_changes_in_place_stop_the_run(tmp_path):
+    # acc.append(v) left the list's node holding (): the derivative through
+    # it came out 0.0. Such a call now stops the run, and the trace says so.
+    with pytest.raises(irtrace.InPlaceChange, match=r"does not trace list\.append: it changes"):
+        irtrace.track(progs.appends, 1.5, out=tmp_path / "a.fb")
+    check(tmp_path / "a.fb")
+    t = irtrace.load(tmp_path / "a.fb")
+    assert t.metadata["status"] == "failed"
+    assert t.root.children[-1].metadata["error"].startswith("InPlaceChange: ")
+    with pytest.raises(TypeError, match=r"numpy\.random\..*shuffle"):
+        irtrace.track(progs.shuffles, np.arange(3.0))
