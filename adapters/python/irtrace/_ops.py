@@ -113,8 +113,9 @@ def check_not_in_place(f, recv):
         what = qualified(f)
     raise InPlaceChange(
         f"irtrace does not trace {what}: it changes a value in place, so the values "
-        f"recorded from it before would be stale and derivatives through it lost; make a "
-        f"new value instead (a tuple, or a NumPy array computed whole)")
+        f"recorded from it before would be stale and derivatives through it lost; compute "
+        f"without changing values in place (accumulate in a variable, or work on whole "
+        f"NumPy arrays)")
 
 
 def qualified(f):
