@@ -1300,6 +1300,35 @@ TEST(GradTest, DerivativesPassThroughTuples) {
   EXPECT_TRUE(BitEqual(g.tuple()[1], DerivativeAt(*fr, 3))) << FormatValue(g);
 }
 
+// A root argument that is a tuple holding floats is differentiable: its
+// derivative is the tuple of its items' (zero where none came, nothing for
+// an item that is no float), in reverse mode, forward mode (a tuple
+// tangent) and the emitted trace (a tuple node). f(t) = t[1] t[2]^2 with
+// t = (a, b, "s", c): (b^2, 2ab, nothing, 0).
+TEST(GradTest, TupleArgumentsAreDifferentiable) {
+  const char* text =
+      "function f\n1: (%1, %2)\n  %3 = Main.getindex(%2, 1)\n  %4 = Main.getindex(%2, 2)\n"
+      "  %5 = %4 * %4\n  %6 = %3 * %5\n  return %6\nend\n";
+  Value t =
+      Value::MakeTuple({Value::F64(1.5), Value::F64(-0.5), Value::String("s"), Value::F64(2.0)});
+  std::string path = TraceIR(text, "f", {t});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(FormatValue(DerivativeAt(*r, 2)), "(0.25, -1.5, nothing, 0.0)");
+  GradOptions fw;
+  fw.mode = GradMode::kForward;
+  fw.tangents = {
+      {2, Value::MakeTuple({Value::F64(0.0), Value::F64(1.0), Value::Nothing(), Value::F64(0.0)})}};
+  auto f = Grad(path, fw);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->tangent.to_double(), -1.5);
+  fw.tangents = {{2, Value::F64(1.0)}};
+  EXPECT_EQ(Grad(path, fw).status().code(), Code::kUsage);
+  auto e = Trace::Open(Emit(path));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(FormatValue(e->node(e->size() - 1)->value()), "(0.25, -1.5, nothing, 0.0)");
+}
+
 // A tensor passed to a call per iteration, one element read in each: the
 // parameter's adjoint holds that element only (a tensor of zeros per call
 // made the sweep quadratic), and passes it on element by element. The

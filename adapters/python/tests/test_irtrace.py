@@ -257,6 +257,11 @@ def test_for_over_zip(tmp_path):
           for e in np.eye(3)]
     assert np.allclose(g.derivatives[0], fd, rtol=1e-8, atol=1e-8)
     assert np.allclose(g.derivatives[0], [2.0, 4.5, 12.5], rtol=1e-15, atol=0)
+    # Lists of numbers are differentiable arguments: tuples of derivatives.
+    assert g.derivatives[1] == (0.5, 0.0, 10.0, 8.0)  # y_i + i w_i y_i
+    assert g.derivatives[2] == (-1.0, 16.0, 14.5, 4.0, 0.0)  # x_i + i w_i x_i - w_i / y_i^2
+    fw = irtrace.grad(tmp_path / "t.fb", forward={3: (0.0, 0.0, 1.0, 0.0)})
+    assert fw.tangent == 10.0
 
 
 def test_changes_in_place_stop_the_run(tmp_path):

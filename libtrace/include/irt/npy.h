@@ -17,9 +17,9 @@ namespace irt {
 /// be read, kDataError when it is malformed or truncated, kUnsupported for
 /// other versions and dtypes.
 Result<Value> ReadNpy(const std::string& path);
-/// Writes a tensor (or a real scalar, as a 0-d array) in .npy format 1.0,
-/// atomically through Output ("-" is stdout). kInvalidArgument for other
-/// kinds of value.
+/// Writes a tensor (or a real scalar, as a 0-d array; a tuple of Float64s
+/// or of Float32s, as a vector) in .npy format 1.0, atomically through
+/// Output ("-" is stdout). kInvalidArgument for other kinds of value.
 Status WriteNpy(const Value& v, const std::string& path);
 
 /// A value given on a command line: "@FILE" reads the NumPy file FILE

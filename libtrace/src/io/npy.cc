@@ -278,6 +278,27 @@ Status WriteNpy(const Value& v, const std::string& path) {
       scalar = Tensor::Zeros(DType::kBool, {});
       scalar.data[0] = v.as_bool() ? 1 : 0;
       break;
+    case VKind::kTuple: {
+      // A tuple of Float64s (or of Float32s), as a vector: a list's derivative.
+      const std::vector<Value>& items = v.tuple();
+      const VKind k = items.empty() ? VKind::kF64 : items[0].kind();
+      bool same = k == VKind::kF64 || k == VKind::kF32;
+      for (const Value& x : items) same = same && x.kind() == k;
+      if (!same) {
+        return InvalidArgument("'" + path + "': cannot write a " + TypeName(v) +
+                               " as .npy (only a tuple of Float64s or of Float32s)");
+      }
+      const int64_t n = static_cast<int64_t>(items.size());
+      scalar = Tensor::Zeros(k == VKind::kF64 ? DType::kF64 : DType::kF32, {n});
+      for (int64_t i = 0; i < n; ++i) {
+        if (k == VKind::kF64) {
+          scalar.f64()[i] = items[static_cast<size_t>(i)].as_f64();
+        } else {
+          scalar.f32()[i] = items[static_cast<size_t>(i)].as_f32();
+        }
+      }
+      break;
+    }
     default:
       return InvalidArgument("'" + path + "': cannot write a " + TypeName(v) + " as .npy");
   }

@@ -111,6 +111,9 @@ class Emitter : public internal::ProgramObserver {
   Result<bool> TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, const ClassInfo& k);
   // A pass-through's tuple adjoint goes to its target, item by item.
   Status PassTuple(uint64_t from, NodeId target);
+  // The derivative of a tuple argument: a tuple node of its items'
+  // adjoints, zero for an item that received none.
+  Result<Ref> TupleArgument(const ArgumentDerivative& a);
   Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
   // A tensor's adjoint while only single elements have been added to it
   // (getindex's rule, dx[i...] += dy): each element's adjoint so far, by
@@ -526,6 +529,36 @@ Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t sl
   return true;
 }
 
+Result<Emitter::Ref> Emitter::TupleArgument(const ArgumentDerivative& a) {
+  const std::vector<Value>& like = a.value.tuple();
+  auto it = e_.Varied(a.id) ? tuple_items_.find(e_.Slot(a.id)) : tuple_items_.end();
+  std::vector<Ref> items;
+  std::vector<Value> values;
+  for (size_t q = 0; q < like.size(); ++q) {
+    Ref r = it != tuple_items_.end() && q < it->second.size() ? it->second[q] : Ref{};
+    if (r.absent()) {
+      if (like[q].kind() == VKind::kTuple) {
+        return Unsupported(e_.NodeName(a.id) +
+                           ": --emit-trace does not pass derivatives through nested tuples yet");
+      }
+      const bool real =
+          like[q].kind() == VKind::kF64 || like[q].kind() == VKind::kF32 ||
+          (like[q].kind() == VKind::kTensor &&
+           (like[q].tensor().dtype == DType::kF64 || like[q].tensor().dtype == DType::kF32));
+      Value z = Value::Nothing();
+      if (real) {
+        IRT_ASSIGN_OR_RETURN(z, ApplyOp("zero", std::vector<Value>{like[q]}));
+      }
+      r = {kNoNode, z};
+    }
+    IRT_ASSIGN_OR_RETURN(NodeId node, AsNode(r, a.id));
+    items.push_back({node, r.value});
+    values.push_back(r.value);
+  }
+  Value t = Value::MakeTuple(values);
+  return Ref{Emit(NodeKind::kPrimitive, "tuple", items, t, LocOf(a.id), PrimalOf(a.id)), t};
+}
+
 Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
   const uint64_t to = e_.Slot(target);
   auto src = pending_.find(from);
@@ -776,6 +809,12 @@ Result<std::vector<Value>> Emitter::Run(const GradResult& r,
   for (uint32_t pos : returned) {
     for (const ArgumentDerivative& a : e_.args()) {
       if (a.pos != pos) continue;
+      if (a.value.kind() == VKind::kTuple) {
+        IRT_ASSIGN_OR_RETURN(Ref t, TupleArgument(a));
+        outs.push_back(t);
+        values.push_back(t.value);
+        continue;
+      }
       if (e_.Varied(a.id)) IRT_RETURN_IF_ERROR(Materialize(e_.Slot(a.id), a.id));
       Ref ref = e_.Varied(a.id) ? adj_.Get(e_.Slot(a.id)) : Ref{};
       if (ref.absent()) {

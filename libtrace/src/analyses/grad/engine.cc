@@ -10,6 +10,7 @@
 
 // Last: it turns on the popcnt instruction for the rest of the file.
 #include "analyses/grad/engine.h"
+#include "io/chunk.h"
 
 namespace irt::internal::grad {
 
@@ -334,6 +335,50 @@ std::optional<Value> GradEngine::Adjoint(NodeId id) {
   return Value::MakeTensor(it->second.t);
 }
 
+bool HoldsFloat(const Value& v) {
+  std::vector<const Value*> stack{&v};
+  while (!stack.empty()) {
+    const Value* x = stack.back();
+    stack.pop_back();
+    if (x->kind() == VKind::kF64 || x->kind() == VKind::kF32) return true;
+    if (x->kind() == VKind::kTensor &&
+        (x->tensor().dtype == DType::kF64 || x->tensor().dtype == DType::kF32)) {
+      return true;
+    }
+    if (x->kind() == VKind::kTuple) {
+      for (const Value& item : x->tuple()) stack.push_back(&item);
+    }
+  }
+  return false;
+}
+
+// The derivative of a tuple argument `like` from its adjoint (or tangent)
+// `d`: an item that received none is zero (of a float item's type; other
+// items stay nothing). Tuples nest at most kMaxTupleDepth deep.
+Value WithZeros(const Value& d, const Value& like, int depth) {
+  if (like.kind() == VKind::kTuple) {
+    const std::vector<Value>& items = like.tuple();
+    const bool has = d.kind() == VKind::kTuple && d.tuple().size() == items.size();
+    std::vector<Value> out;
+    out.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      out.push_back(depth > 2 * internal::kMaxTupleDepth
+                        ? Value::Nothing()
+                        : WithZeros(has ? d.tuple()[i] : Value::Nothing(), items[i], depth + 1));
+    }
+    return Value::MakeTuple(std::move(out));
+  }
+  if (d.kind() != VKind::kNothing && !d.is_none()) return d;
+  if (like.kind() == VKind::kF64 || like.kind() == VKind::kF32) {
+    return ScalarValue(0.0, like.kind() == VKind::kF32);
+  }
+  if (like.kind() == VKind::kTensor &&
+      (like.tensor().dtype == DType::kF64 || like.tensor().dtype == DType::kF32)) {
+    return Value::MakeTensor(Tensor::Zeros(like.tensor().dtype, like.tensor().shape));
+  }
+  return Value::Nothing();
+}
+
 Status GradEngine::Finish(GradResult* out) {
   out->stats = stats_;
   for (ArgumentDerivative& a : args_) {
@@ -342,7 +387,10 @@ Status GradEngine::Finish(GradResult* out) {
       if (varied_.Get(a.id)) {
         uint64_t s = varied_.Rank(a.id);
         Loc l = Locate(a.id);
-        if (Cls(l).f->vkind == VKind::kTensor) {
+        if (Cls(l).f->vkind == VKind::kTuple) {
+          auto it = tensor_tan_.find(s);
+          a.derivative = WithZeros(it != tensor_tan_.end() ? it->second : Value(), a.value, 0);
+        } else if (Cls(l).f->vkind == VKind::kTensor) {
           auto it = tensor_tan_.find(s);
           a.derivative = it != tensor_tan_.end() ? it->second : Value();
         } else {
@@ -354,6 +402,7 @@ Status GradEngine::Finish(GradResult* out) {
     if (varied_.Get(a.id)) {
       Loc l = Locate(a.id);
       a.derivative = AdjointValue(varied_.Rank(a.id), l, /*take=*/true);
+      if (a.value.kind() == VKind::kTuple) a.derivative = WithZeros(a.derivative, a.value, 0);
     }
   }
   out->arguments = args_;

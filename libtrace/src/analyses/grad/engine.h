@@ -234,6 +234,10 @@ inline bool ScalarDouble(VKind k, uint64_t bits, double* out) {
   }
 }
 
+/// Whether a value holds a float: a Float64 or Float32, a tensor of them,
+/// or a tuple holding one.
+bool HoldsFloat(const Value& v);
+
 inline Value ScalarValue(double d, bool f32) {
   return f32 ? Value::F32(static_cast<float>(d)) : Value::F64(d);
 }

@@ -11,6 +11,7 @@
 
 // Last: it turns on the popcnt instruction for the rest of the file.
 #include "analyses/grad/engine.h"
+#include "io/chunk.h"
 
 namespace irt::internal::grad {
 
@@ -71,7 +72,8 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
           decoded_.emplace(DecodedKey{cv->c->index, bits}, a.value).second) {
         decoded_bytes_ += a.value.tensor().data.size();
       }
-      a.differentiable = IsFloatValue(*cv, k.f->vkind, bits);
+      a.differentiable = IsFloatValue(*cv, k.f->vkind, bits) ||
+                         (k.f->vkind == VKind::kTuple && HoldsFloat(a.value));
       bool picked = a.pos < chosen_.size() && chosen_[a.pos];
       a.chosen = picked || (choose_all && k.f->vkind != VKind::kFunction);
       v = a.chosen && a.differentiable;
@@ -353,6 +355,28 @@ void GradEngine::SetTangent(uint64_t slot, const Value& v) {
   }
 }
 
+// Whether t can be the tangent of a tuple argument's item `arg`: nothing
+// (zero), a number for a float, a tensor of the same shape for a float
+// tensor, a tuple of as many fitting items for a tuple.
+bool TangentFits(const Value& t, const Value& arg, int depth) {
+  if (t.kind() == VKind::kNothing) return true;
+  if (arg.kind() == VKind::kTuple) {
+    if (t.kind() != VKind::kTuple || t.tuple().size() != arg.tuple().size() ||
+        depth > 2 * internal::kMaxTupleDepth) {
+      return false;
+    }
+    for (size_t i = 0; i < t.tuple().size(); ++i) {
+      if (!TangentFits(t.tuple()[i], arg.tuple()[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  if (arg.kind() == VKind::kF64 || arg.kind() == VKind::kF32) {
+    return t.is_scalar() && t.kind() != VKind::kNone;
+  }
+  return arg.kind() == VKind::kTensor && t.kind() == VKind::kTensor &&
+         t.tensor().shape == arg.tensor().shape && t.tensor().dtype == arg.tensor().dtype;
+}
+
 Result<bool> GradEngine::TupleForward(const Loc& l, NodeId id, uint64_t slot, const ClassInfo& k) {
   // The tangent of an operand as a value; Nothing for zero.
   auto tangent = [&](const OperandVal& o) -> Value {
@@ -413,6 +437,15 @@ Status GradEngine::ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, N
     for (const auto& [p, t] : opts_.tangents) {
       if (p != args_.back().pos) continue;
       const Value& arg = args_.back().value;
+      if (arg.kind() == VKind::kTuple) {
+        if (!TangentFits(t, arg, 0)) {
+          return UsageError("the tangent of @" + std::to_string(p) + " must be a tuple like " +
+                            TypeName(arg) + " (a number for a float item, a tensor of its " +
+                            "shape for a tensor, nothing for none)");
+        }
+        tensor_tan_[slot] = t;
+        continue;
+      }
       if (arg.kind() == VKind::kTensor) {
         if (t.kind() == VKind::kTensor) {
           if (t.tensor().shape != arg.tensor().shape) {
