@@ -1303,11 +1303,13 @@ TEST(GradTest, DerivativesPassThroughTuples) {
 // A root argument that is a tuple holding floats is differentiable: its
 // derivative is the tuple of its items' (zero where none came, nothing for
 // an item that is no float), in reverse mode, forward mode (a tuple
-// tangent) and the emitted trace (a tuple node). f(t) = t[1] t[2]^2 with
-// t = (a, b, "s", c): (b^2, 2ab, nothing, 0).
+// tangent) and the emitted trace (a tuple node). f(t) = t[1] u[1]^2 with
+// t = (a, b, "s", c) and u = t[1:-1:2] (getslice: (b,)): (b^2, 2ab,
+// nothing, 0).
 TEST(GradTest, TupleArgumentsAreDifferentiable) {
   const char* text =
-      "function f\n1: (%1, %2)\n  %3 = Main.getindex(%2, 1)\n  %4 = Main.getindex(%2, 2)\n"
+      "function f\n1: (%1, %2)\n  %3 = Main.getindex(%2, 1)\n"
+      "  %7 = Main.getslice(%2, 1, 1, -1, 2)\n  %4 = Main.getitem(%7, 0)\n"
       "  %5 = %4 * %4\n  %6 = %3 * %5\n  return %6\nend\n";
   Value t =
       Value::MakeTuple({Value::F64(1.5), Value::F64(-0.5), Value::String("s"), Value::F64(2.0)});

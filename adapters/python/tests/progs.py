@@ -151,3 +151,12 @@ def appends(x):  # a list changed in place: its earlier node would be stale
 def shuffles(a):
     np.random.shuffle(a)
     return np.sum(a)
+
+
+def tail_sum(xs):  # a list argument, sliced
+    s = 0.0
+    for x in xs[1:]:
+        s = s + x * x
+    for x in xs[::-2]:
+        s = s + x
+    return s

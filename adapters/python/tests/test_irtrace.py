@@ -275,3 +275,17 @@ def test_changes_in_place_stop_the_run(tmp_path):
     assert t.root.children[-1].metadata["error"].startswith("InPlaceChange: ")
     with pytest.raises(TypeError, match=r"numpy\.random\..*shuffle"):
         irtrace.track(progs.shuffles, np.arange(3.0))
+
+
+def test_list_argument_sliced(tmp_path):
+    xs = [1.0, 2.0, 3.0, 4.0]
+    t, g = grad_of(tmp_path, progs.tail_sum, xs)
+    assert t.result == progs.tail_sum(xs)
+    assert g.derivatives[0] == (0.0, 5.0, 6.0, 9.0)  # 2 x_i for i >= 1, + 1 for x3 and x1
+    assert irtrace.grad(tmp_path / "t.fb", forward={2: (0.0, 1.0, 0.0, 0.0)}).tangent == 5.0
+    if BIN:
+        r = subprocess.run([os.path.join(BIN, "irt-grad"), "--emit-trace", str(tmp_path / "t.fb")],
+                           capture_output=True)
+        assert r.returncode == 0, r.stderr
+        (tmp_path / "g.fb").write_bytes(r.stdout)
+        assert irtrace.load(tmp_path / "g.fb").root.value == (0.0, 5.0, 6.0, 9.0)

@@ -21,6 +21,14 @@ using internal::SOp;
 
 inline SOp SOpOf(const OpDef& op) { return static_cast<SOp>(op.scalar_op); }
 
+/// Python's slice start:stop:step (`parts`, nothing for a part left out;
+/// negative from the end; clamped) over a dimension of n, as
+/// slice.indices and len(range(...)) read it: the first position
+/// (0-based), the step and the count. kInvalidArgument for a part that is
+/// no integer, or a zero step.
+Status PythonSlice(std::string_view name, int64_t n, OpArgs parts, int64_t* first, int64_t* step,
+                   int64_t* count);
+
 // Promotion rank of a real scalar: Bool 0 < Int64 1 < Float32 2 < Float64 3; -1 otherwise.
 inline int Rank(VKind k) {
   switch (k) {

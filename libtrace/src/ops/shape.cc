@@ -8,6 +8,34 @@
 
 namespace irt::ops {
 
+Status PythonSlice(std::string_view name, int64_t n, OpArgs parts, int64_t* first, int64_t* step,
+                   int64_t* count) {
+  auto given = [&](size_t k) { return k < parts.size() && parts[k].kind() != VKind::kNothing; };
+  int64_t start = 0, stop = 0;
+  *step = 1;
+  if ((given(0) && !ToIndex(parts[0], &start)) || (given(1) && !ToIndex(parts[1], &stop)) ||
+      (given(2) && !ToIndex(parts[2], step))) {
+    return ArgError(name, "the start, stop and step of a slice must be integers or nothing");
+  }
+  if (*step == 0) return ArgError(name, "the step of a slice cannot be zero");
+  const int64_t lower = *step < 0 ? -1 : 0, upper = *step < 0 ? n - 1 : n;
+  // |values| < 2^54 (ToIndex), so adding n cannot overflow.
+  auto clamp = [&](bool has, int64_t v, int64_t dflt) {
+    if (!has) return dflt;
+    if (v < 0) v += n;
+    return std::clamp(v, lower, upper);
+  };
+  start = clamp(given(0), start, *step < 0 ? upper : lower);
+  stop = clamp(given(1), stop, *step < 0 ? lower : upper);
+  if (*step < 0) {
+    *count = stop < start ? (start - stop - 1) / -*step + 1 : 0;
+  } else {
+    *count = start < stop ? (stop - start - 1) / *step + 1 : 0;
+  }
+  *first = start;
+  return Status::Ok();
+}
+
 namespace {
 
 // Sum of a float tensor over dimension `dim` (0-based), kept with size 1.
@@ -567,41 +595,15 @@ Result<SliceSpec> SliceArgs(std::string_view name, const std::vector<int64_t>& s
   return s;
 }
 
-// Python's start:stop:step along dimension d of `shape` (slice.indices):
-// positions 0-based, stop excluded, a negative one counted from the end,
-// nothing for the default, clamped to the dimension; as a SliceSpec.
+// Python's start:stop:step along dimension d of `shape` (PythonSlice), as
+// a SliceSpec.
 Result<SliceSpec> PySliceArgs(std::string_view name, const std::vector<int64_t>& shape,
                               OpArgs args) {
   SliceSpec s;
   IRT_ASSIGN_OR_RETURN(s.dim, DimArg(name, args[0], shape.size()));
-  auto part = [&](size_t k, int64_t* out) {
-    return k >= args.size() || args[k].kind() == VKind::kNothing || ToIndex(args[k], out);
-  };
-  const bool has_step = args.size() == 4 && args[3].kind() != VKind::kNothing;
-  const bool has_start = args[1].kind() != VKind::kNothing;
-  const bool has_stop = args[2].kind() != VKind::kNothing;
-  int64_t start = 0, stop = 0;
-  if (!part(1, &start) || !part(2, &stop) || !part(3, &s.step)) {
-    return ArgError(name, "the start, stop and step of a slice must be integers or nothing");
-  }
-  if (!has_step) s.step = 1;
-  if (s.step == 0) return ArgError(name, "the step of a slice cannot be zero");
-  const int64_t n = shape[s.dim];
-  const int64_t lower = s.step < 0 ? -1 : 0, upper = s.step < 0 ? n - 1 : n;
-  // |values| < 2^54 (ToIndex), so adding n cannot overflow.
-  auto clamp = [&](bool given, int64_t v, int64_t dflt) {
-    if (!given) return dflt;
-    if (v < 0) v += n;
-    return std::clamp(v, lower, upper);
-  };
-  start = clamp(has_start, start, s.step < 0 ? upper : lower);
-  stop = clamp(has_stop, stop, s.step < 0 ? lower : upper);
-  if (s.step < 0) {
-    s.count = stop < start ? (start - stop - 1) / -s.step + 1 : 0;
-  } else {
-    s.count = start < stop ? (stop - start - 1) / s.step + 1 : 0;
-  }
-  s.first = start + 1;
+  int64_t first = 0;
+  IRT_RETURN_IF_ERROR(PythonSlice(name, shape[s.dim], args.from(1), &first, &s.step, &s.count));
+  s.first = first + 1;
   return s;
 }
 

@@ -508,9 +508,28 @@ Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t sl
     }
     return true;
   }
-  if (ops_.size() != 2 || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
-  if (k.f->vkind == VKind::kTuple) return nested(id);
+  if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
   const OperandVal& x = ops_[0];
+  if (k.tuple_op == ClassInfo::kTupleSlice) {
+    if (!x.varied) return true;
+    std::vector<Ref>& xi = tuple_items_[e_.Slot(x.target)];
+    if (xi.empty()) xi.resize(x.chunk->tuple_size(x.bits));
+    int64_t first = 0, step = 1, count = 0;
+    IRT_RETURN_IF_ERROR(
+        e_.TupleSliceOf(id, ops_, static_cast<int64_t>(xi.size()), &first, &step, &count));
+    auto it = tuple_items_.find(slot);
+    if (it == tuple_items_.end()) return true;
+    std::vector<Ref> dy = std::move(it->second);
+    tuple_items_.erase(it);
+    std::vector<Ref>& xr = tuple_items_[e_.Slot(x.target)];  // (erase moved no other node)
+    for (int64_t q = 0; q < count && static_cast<size_t>(q) < dy.size(); ++q) {
+      if (dy[q].absent()) continue;
+      IRT_RETURN_IF_ERROR(AddRef(xr[static_cast<size_t>(first + q * step)], dy[q], x.target));
+    }
+    return true;
+  }
+  if (ops_.size() != 2) return false;
+  if (k.f->vkind == VKind::kTuple) return nested(id);
   if (!x.varied) return true;
   if (ops_[1].vkind != VKind::kI64 && ops_[1].vkind != VKind::kBool) {
     return InvalidArgument(e_.NodeName(id) + ": a tuple's index must be an integer");

@@ -11,6 +11,7 @@
 // Last: it turns on the popcnt instruction for the rest of the file.
 #include "analyses/grad/engine.h"
 #include "io/chunk.h"
+#include "ops/ops_internal.h"
 
 namespace irt::internal::grad {
 
@@ -119,6 +120,9 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
         } else if (fc.kind == NodeKind::kPrimitive && fc.n_operands == 2 &&
                    (fc.op == "getitem" || fc.op == "getindex")) {
           k.tuple_op = fc.op == "getitem" ? ClassInfo::kTupleItem : ClassInfo::kTupleIndex;
+        } else if (fc.kind == NodeKind::kPrimitive && fc.op == "getslice" &&
+                   (fc.n_operands == 4 || fc.n_operands == 5)) {
+          k.tuple_op = ClassInfo::kTupleSlice;
         }
         break;
       case NodeKind::kCall:
@@ -377,6 +381,19 @@ Value WithZeros(const Value& d, const Value& like, int depth) {
     return Value::MakeTensor(Tensor::Zeros(like.tensor().dtype, like.tensor().shape));
   }
   return Value::Nothing();
+}
+
+Status GradEngine::TupleSliceOf(NodeId id, const std::vector<OperandVal>& ops, int64_t n,
+                                int64_t* first, int64_t* step, int64_t* count) {
+  std::vector<Value> parts;
+  for (size_t j = 1; j < ops.size(); ++j) parts.push_back(DecodeOperand(ops[j]));
+  double d;
+  if (!ScalarDouble(parts[0].kind(), parts[0].bits(), &d) || d != 1.0) {
+    return InvalidArgument(NodeName(id) + ": a tuple has one dimension");
+  }
+  Status s = ::irt::ops::PythonSlice("getslice", n, OpArgs(parts).from(1), first, step, count);
+  if (!s.ok()) return Status(s.code(), NodeName(id) + ": " + s.message());
+  return Status::Ok();
 }
 
 Status GradEngine::Finish(GradResult* out) {

@@ -181,9 +181,9 @@ struct ClassInfo {
   bool y_real = false;  // the node's value is a real scalar
   bool fast = false;    // FastReverse may apply
   bool nondiff = false;
-  // tuple(a...), getitem(x, i), getindex(x, i): derivatives pass through
-  // tuples natively (TupleReverse), not by rules.
-  enum TupleOp : uint8_t { kNoTupleOp, kTupleMake, kTupleItem, kTupleIndex };
+  // tuple(a...), getitem(x, i), getindex(x, i), getslice(x, 1, ...):
+  // derivatives pass through tuples natively (TupleReverse), not by rules.
+  enum TupleOp : uint8_t { kNoTupleOp, kTupleMake, kTupleItem, kTupleIndex, kTupleSlice };
   TupleOp tuple_op = kNoTupleOp;
   std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
   std::vector<double> lit_val;     // per operand: a real literal as binary64
@@ -383,6 +383,10 @@ class GradEngine {
   NodeId PassTarget(const Loc& l, NodeId id);
   /// The operands of a primitive node, or of a ruled call's marker.
   void Operands(const Loc& l, NodeId id, std::vector<OperandVal>* out);
+  /// getslice(x, 1, start, stop[, step]) of a tuple x of n items (node id,
+  /// its operands): the positions it took (first, step, count).
+  Status TupleSliceOf(NodeId id, const std::vector<OperandVal>& ops, int64_t n, int64_t* first,
+                      int64_t* step, int64_t* count);
   Value DecodeOperand(const OperandVal& o) { return DecodeAt(*o.chunk, o.bits, o.vkind); }
   /// A value stored in chunk `c`: a tensor argument of the root as the
   /// forward pass decoded it (up to kDecodedBudget bytes of them are kept),

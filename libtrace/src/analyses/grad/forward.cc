@@ -395,7 +395,19 @@ Result<bool> GradEngine::TupleForward(const Loc& l, NodeId id, uint64_t slot, co
     tensor_tan_[slot] = Value::MakeTuple(std::move(items));
     return true;
   }
-  if (ops_.size() != 2 || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
+  if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
+  if (k.tuple_op == ClassInfo::kTupleSlice) {
+    Value t = tangent(ops_[0]);
+    if (t.kind() != VKind::kTuple) return true;  // zero
+    int64_t first = 0, step = 1, count = 0;
+    IRT_RETURN_IF_ERROR(
+        TupleSliceOf(id, ops_, static_cast<int64_t>(t.tuple().size()), &first, &step, &count));
+    std::vector<Value> items;
+    for (int64_t q = 0; q < count; ++q) items.push_back(t.tuple()[first + q * step]);
+    tensor_tan_[slot] = Value::MakeTuple(std::move(items));
+    return true;
+  }
+  if (ops_.size() != 2) return false;
   const OperandVal& o = ops_[1];
   if (o.vkind != VKind::kI64 && o.vkind != VKind::kBool) {
     return InvalidArgument(NodeName(id) + ": a tuple's index must be an integer");

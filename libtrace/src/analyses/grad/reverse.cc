@@ -163,13 +163,30 @@ Result<bool> GradEngine::TupleReverse(const Loc& l, NodeId id, uint64_t slot, co
     }
     return true;
   }
-  // getitem(x, i) / getindex(x, i) of a tuple x.
+  // getitem(x, i), getindex(x, i), getslice(x, 1, ...) of a tuple x.
   if (k.ref_index[0] < 0) return false;
   const NodeId x = RefTarget(l, id, static_cast<uint32_t>(k.ref_index[0]));
   Loc xl = Locate(x);
   if (Facts(xl).vkind != VKind::kTuple) return false;  // a tensor's: the rule
   if (!varied_.Get(x)) return true;
   Operands(l, id, &ops_);
+  if (k.tuple_op == ClassInfo::kTupleSlice) {
+    const uint64_t xs = varied_.Rank(x);
+    auto xa = tuple_adj_.find(xs);
+    const int64_t n = xa != tuple_adj_.end() && !xa->second.items.empty()
+                          ? static_cast<int64_t>(xa->second.items.size())
+                          : xl.cv->c->tuple_size(BitsOf(xl));
+    int64_t first = 0, step = 1, count = 0;
+    IRT_RETURN_IF_ERROR(TupleSliceOf(id, ops_, n, &first, &step, &count));
+    Value dy = AdjointValue(slot, l, /*take=*/true);
+    if (dy.kind() != VKind::kTuple) return true;  // none came
+    const std::vector<Value>& items = dy.tuple();
+    for (int64_t q = 0; q < count && static_cast<size_t>(q) < items.size(); ++q) {
+      IRT_RETURN_IF_ERROR(AccumulateTupleItem(x, static_cast<size_t>(first + q * step),
+                                              static_cast<size_t>(n), items[q]));
+    }
+    return true;
+  }
   const OperandVal& o = ops_[1];
   if (o.vkind != VKind::kI64 && o.vkind != VKind::kBool) {
     return InvalidArgument(NodeName(id) + ": a tuple's index must be an integer");
