@@ -652,12 +652,20 @@ Result<Value> AddIndex(const OpDef& op, OpArgs a) { return AddIndex(op.name, a);
 Result<Value> GetItem(const OpDef& op, OpArgs a) { return GetItem(op.name, a); }
 Result<Value> AddItem(const OpDef& op, OpArgs a) { return AddItem(op.name, a); }
 
-// slice(x, d, first, last[, step]): the elements first, first + step, ...,
-// last (1-based, inclusive) along dimension d.
-Result<Value> Slice(const OpDef& op, OpArgs a) {
+namespace {
+
+// The positions of slice (1-based, last included) or, python, of getslice
+// (Python's start:stop:step) along dimension args[0] of `shape`.
+Result<SliceSpec> SpecOf(std::string_view name, const std::vector<int64_t>& shape, OpArgs args,
+                         bool python) {
+  return python ? PySliceArgs(name, shape, args) : SliceArgs(name, shape, args);
+}
+
+// slice(x, d, ...) and getslice(x, d, ...) of a tensor.
+Result<Value> SliceOf(const OpDef& op, OpArgs a, bool python) {
   if (!IsTensor(a[0])) return NoMethod(op.name, a);
   const Tensor& x = a[0].tensor();
-  IRT_ASSIGN_OR_RETURN(SliceSpec s, SliceArgs(op.name, x.shape, a.from(1)));
+  IRT_ASSIGN_OR_RETURN(SliceSpec s, SpecOf(op.name, x.shape, a.from(1), python));
   std::vector<int64_t> shape = x.shape;
   shape[s.dim] = s.count;
   IRT_ASSIGN_OR_RETURN(Tensor y, Alloc(op.name, x.dtype, shape));
@@ -665,13 +673,13 @@ Result<Value> Slice(const OpDef& op, OpArgs a) {
   return Value::MakeTensor(std::move(y));
 }
 
-// unslice(t, x, d, first, last[, step]): zeros shaped like x with t added
-// at the positions slice(x, d, first, last, step) takes (its adjoint).
-Result<Value> Unslice(const OpDef& op, OpArgs a) {
+// Their adjoints, unslice(t, x, d, ...) and ungetslice(t, x, d, ...):
+// zeros shaped like x with t added at the positions the slice takes.
+Result<Value> UnsliceOf(const OpDef& op, OpArgs a, bool python) {
   if (!IsTensor(a[0]) || !IsTensor(a[1])) return NoMethod(op.name, a);
   IRT_ASSIGN_OR_RETURN(const Tensor* t, FloatTensorArg(op.name, a[0], "the first argument"));
   const Tensor& like = a[1].tensor();
-  IRT_ASSIGN_OR_RETURN(SliceSpec s, SliceArgs(op.name, like.shape, a.from(2)));
+  IRT_ASSIGN_OR_RETURN(SliceSpec s, SpecOf(op.name, like.shape, a.from(2), python));
   std::vector<int64_t> shape = like.shape;
   shape[s.dim] = s.count;
   if (t->shape != shape) {
@@ -683,51 +691,37 @@ Result<Value> Unslice(const OpDef& op, OpArgs a) {
   SliceCopy(out, s, &y, false, &out);
   return Value::MakeTensor(std::move(out));
 }
+
+}  // namespace
+
+// slice(x, d, first, last[, step]): the elements first, first + step, ...,
+// last (1-based, inclusive) along dimension d.
+Result<Value> Slice(const OpDef& op, OpArgs a) { return SliceOf(op, a, /*python=*/false); }
+
+// unslice(t, x, d, first, last[, step]): zeros shaped like x with t added
+// at the positions slice(x, d, first, last, step) takes (its adjoint).
+Result<Value> Unslice(const OpDef& op, OpArgs a) { return UnsliceOf(op, a, /*python=*/false); }
 
 // getslice(x, d, start, stop[, step]): Python's x[start:stop:step] along
 // dimension d (1-based, as every dimension argument), of a tensor or (d = 1)
 // a tuple.
 Result<Value> GetSlice(const OpDef& op, OpArgs a) {
-  if (a[0].kind() == VKind::kTuple) {
-    const auto& items = a[0].tuple();
-    std::vector<int64_t> shape{static_cast<int64_t>(items.size())};
-    IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, shape, a.from(1)));
-    std::vector<Value> out;
-    out.reserve(static_cast<size_t>(s.count));
-    for (int64_t k = 0; k < s.count; ++k) {
-      out.push_back(items[static_cast<size_t>(s.first - 1 + k * s.step)]);
-    }
-    return Value::MakeTuple(std::move(out));
+  if (a[0].kind() != VKind::kTuple) return SliceOf(op, a, /*python=*/true);
+  const auto& items = a[0].tuple();
+  std::vector<int64_t> shape{static_cast<int64_t>(items.size())};
+  IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, shape, a.from(1)));
+  std::vector<Value> out;
+  out.reserve(static_cast<size_t>(s.count));
+  for (int64_t k = 0; k < s.count; ++k) {
+    out.push_back(items[static_cast<size_t>(s.first - 1 + k * s.step)]);
   }
-  if (!IsTensor(a[0])) return NoMethod(op.name, a);
-  const Tensor& x = a[0].tensor();
-  IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, x.shape, a.from(1)));
-  std::vector<int64_t> shape = x.shape;
-  shape[s.dim] = s.count;
-  IRT_ASSIGN_OR_RETURN(Tensor y, Alloc(op.name, x.dtype, shape));
-  SliceCopy(x, s, &y, true, nullptr);
-  return Value::MakeTensor(std::move(y));
+  return Value::MakeTuple(std::move(out));
 }
 
 // ungetslice(t, x, d, start, stop[, step]): zeros shaped like x with t
 // added at the positions getslice(x, d, start, stop, step) takes (its
 // adjoint).
-Result<Value> UngetSlice(const OpDef& op, OpArgs a) {
-  if (!IsTensor(a[0]) || !IsTensor(a[1])) return NoMethod(op.name, a);
-  IRT_ASSIGN_OR_RETURN(const Tensor* t, FloatTensorArg(op.name, a[0], "the first argument"));
-  const Tensor& like = a[1].tensor();
-  IRT_ASSIGN_OR_RETURN(SliceSpec s, PySliceArgs(op.name, like.shape, a.from(2)));
-  std::vector<int64_t> shape = like.shape;
-  shape[s.dim] = s.count;
-  if (t->shape != shape) {
-    return ShapeError(
-        op.name, "a slice of shape " + ShapeText(shape) + " cannot take " + ShapeText(t->shape));
-  }
-  IRT_ASSIGN_OR_RETURN(Tensor out, Alloc(op.name, t->dtype, like.shape));
-  Tensor y = *t;
-  SliceCopy(out, s, &y, false, &out);
-  return Value::MakeTensor(std::move(out));
-}
+Result<Value> UngetSlice(const OpDef& op, OpArgs a) { return UnsliceOf(op, a, /*python=*/true); }
 
 // cat(d, x1, x2, ...): tensors of one rank, equal but along dimension d,
 // joined along d. The element type: Float64 if any is, else Float32 if any
