@@ -66,7 +66,6 @@ UNSUPPORTED_EXPRS = {
     ast.Await: ("'await'", "trace a synchronous function"),
     ast.NamedExpr: ("assignment expressions (:=)", "assign in a statement of its own"),
     ast.Starred: ("starred arguments", "pass the arguments one by one"),
-    ast.List: ("list displays", "use a tuple or a NumPy array made by a helper"),
     ast.Dict: ("dict displays", "build the dict in a helper"),
     ast.Set: ("set displays", "build the set in a helper"),
     ast.JoinedStr: ("f-strings", "format the text in a helper"),
@@ -649,6 +648,9 @@ class Lowerer:
         if t is ast.Tuple:
             return self.emit(Stmt("op", "tuple", [self.expr(x) for x in e.elts], e, self,
                                   pyop="tuple"))
+        if t is ast.List:  # a list is recorded as the tuple of its items
+            return self.emit(Stmt("op", "tuple", [self.expr(x) for x in e.elts], e, self,
+                                  pyop="list"))
         if t is ast.Subscript:
             return self.lower_subscript(e)
         if t is ast.Attribute:

@@ -106,6 +106,7 @@ def _pyexpr(s, x):
             "seqlen": lambda: f"_irt_seqlen({x[0]})",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
+            "list": lambda: "[" + "".join(a + ", " for a in x) + "]",
             "[]": lambda: f"{x[0]}[{x[1]}]",
             "[,]": lambda: f"{x[0]}[" + ", ".join(x[1:]) + "]",
             "[i,]": lambda: f"{x[0]}[" + ", ".join(

@@ -160,3 +160,7 @@ def tail_sum(xs):  # a list argument, sliced
     for x in xs[::-2]:
         s = s + x
     return s
+
+
+def norm_of_list(x, y):  # a list display, passed to a helper, read back
+    return tail_sum([x, y, x * y])

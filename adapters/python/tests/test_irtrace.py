@@ -289,3 +289,14 @@ def test_list_argument_sliced(tmp_path):
         assert r.returncode == 0, r.stderr
         (tmp_path / "g.fb").write_bytes(r.stdout)
         assert irtrace.load(tmp_path / "g.fb").root.value == (0.0, 5.0, 6.0, 9.0)
+
+
+def test_list_displays(tmp_path):
+    t, g = grad_of(tmp_path, progs.norm_of_list, 1.5, -2.0)
+    assert t.result == progs.norm_of_list(1.5, -2.0)
+    kids = [k for k in t.root.children if k.kind == "Primitive"]
+    assert kids[1].op == "tuple" and kids[1].metadata["python_type"] == "list"
+    # tail_sum([x, y, xy]) = y^2 + (xy)^2 + xy + x
+    x, y = 1.5, -2.0
+    assert abs(g.derivatives[0] - (2 * x * y * y + y + 1)) < 1e-12
+    assert abs(g.derivatives[1] - (2 * y + 2 * x * x * y + x)) < 1e-12
