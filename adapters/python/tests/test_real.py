@@ -1,0 +1,69 @@
+"""Programs as people write them (real_progs.py), recorded and
+differentiated, against central differences of the programs themselves."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import irtrace  # noqa: E402
+import real_progs as rp  # noqa: E402
+
+
+def central(f, args, i, h=1e-6):
+    """d f(*args) / d args[i], element by element."""
+    a = list(args)
+    x = np.array(a[i], dtype=float)
+    g = np.zeros_like(x)
+    for j in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[j] = h
+        a[i] = x + e
+        hi = f(*a)
+        a[i] = x - e
+        g[j] = (hi - f(*a)) / (2 * h)
+    return g
+
+
+def check(f, args, wrt, tmp_path):
+    t = irtrace.track(f, *args, out=tmp_path / "t.fb")
+    assert t.result == f(*args)
+    g = irtrace.grad(tmp_path / "t.fb").derivatives
+    for i in wrt:
+        assert np.allclose(np.asarray(g[i]), central(f, args, i), rtol=1e-5, atol=1e-6), i
+    return g
+
+
+def test_logistic_loss(tmp_path):
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(5, 3)), rng.normal(size=3)
+    y = (rng.random(5) > 0.5).astype(float)
+    check(rp.logistic_loss, (w, 0.1, X, y), [0, 1], tmp_path)
+
+
+def test_mlp_parameters_as_a_tuple_of_arrays(tmp_path):
+    rng = np.random.default_rng(1)
+    params = (rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=(2, 4)),
+              rng.normal(size=2))
+    xs = [rng.normal(size=3) for _ in range(3)]
+    ys = [rng.normal(size=2) for _ in range(3)]
+    t = irtrace.track(rp.loss, params, xs, ys, out=tmp_path / "t.fb")
+    assert t.result == rp.loss(params, xs, ys)
+    g = irtrace.grad(tmp_path / "t.fb").derivatives[0]
+    assert isinstance(g, tuple) and len(g) == 4
+    for k in range(4):
+        def f(p, k=k):
+            pp = list(params)
+            pp[k] = p
+            return rp.loss(tuple(pp), xs, ys)
+        assert np.allclose(g[k], central(f, [params[k]], 0), rtol=1e-5, atol=1e-6), k
+
+
+def test_mixture_over_a_list_of_data(tmp_path):
+    check(rp.gmm_like, (np.array([0.1, 0.5]), np.array([1.0, 2.0]), [0.3, -0.2, 1.5]), [0, 1, 2],
+          tmp_path)
+
+
+def test_softmax_cross_entropy(tmp_path):
+    rng = np.random.default_rng(2)
+    check(rp.softmax_xent, (rng.normal(size=(4, 3)), rng.normal(size=3), 2), [0, 1], tmp_path)
