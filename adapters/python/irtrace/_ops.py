@@ -177,4 +177,14 @@ def _attr_t(x, attr):
     return "getattr", None
 
 
-OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t}
+def _seqlen(xs):
+    # A loop's len(xs): the standard length of a tuple (a list) or a vector,
+    # which irt-replay and irt-export can compute; a matrix's len counts
+    # rows, not elements, and a str's characters: Python's name for those.
+    if isinstance(xs, (tuple, list)) or (np is not None and isinstance(xs, np.ndarray) and
+                                         xs.ndim == 1):
+        return "length", None
+    return "builtins.len", None
+
+
+OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen}

@@ -77,8 +77,13 @@ def test_for_over_list_records_len_getitem_and_the_list_as_a_tuple(tmp_path):
     t, _ = recorded(tmp_path, pc.over_seq, [1.0, 2.0])
     text = t.print(levels=2)
     assert '(1.0, 2.0)::Tuple{Float64, Float64}  # python_type = "list"' in text
-    assert "⟨builtins.len⟩(@2) → 2::Int64" in text
+    # length, the standard operation, so that irt-replay and irt-export
+    # compute it; a matrix's len (its rows) stays builtins.len.
+    assert "⟨length⟩(@2) → 2::Int64" in text
     assert "⟨getitem⟩(@2, @5) → 1.0::Float64" in text
+    A = np.arange(6.0).reshape(3, 2)
+    rows = recorded(tmp_path, pc.over_rows, A, np.array([1.0, -1.0]))[0].print(levels=2)
+    assert "⟨builtins.len⟩(@2) → 3::Int64" in rows
 
 
 def test_for_over_enumerate_pairs_rows_and_strings(tmp_path):
