@@ -662,6 +662,12 @@ class Lowerer:
             a = self.expr(e.value)
             return self.emit(Stmt("op", "getattr", [a, Const(e.attr)], e, self, pyop="getattr"))
         if t is ast.Call:
+            if isinstance(e.func, ast.Name) and e.func.id == "len" and "len" not in self.locals \
+                    and "len" not in self.free and len(e.args) == 1 and not e.keywords and \
+                    self.fn.__globals__.get("len", len) is len:
+                # len(x): the standard length where it means that (see _ops._seqlen).
+                return self.emit(Stmt("op", "builtins.len", [self.expr(e.args[0])], e, self,
+                                      pyop="len"))
             kwnames = []
             for k in e.keywords:
                 if k.arg is None:

@@ -178,7 +178,7 @@ def _attr_t(x, attr):
 
 
 def _seqlen(xs):
-    # A loop's len(xs): the standard length of a tuple (a list) or a vector,
+    # len(xs), a loop's or a call's: the standard length of a tuple (a list) or a vector,
     # which irt-replay and irt-export can compute; a matrix's len counts
     # rows, not elements, and a str's characters: Python's name for those.
     if isinstance(xs, (tuple, list)) or (np is not None and isinstance(xs, np.ndarray) and
@@ -187,4 +187,4 @@ def _seqlen(xs):
     return "builtins.len", None
 
 
-OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen}
+OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen}

@@ -104,6 +104,7 @@ def _pyexpr(s, x):
     return {"neg": lambda: f"-{x[0]}", "not": lambda: f"not {x[0]}", "pos": lambda: f"+{x[0]}",
             "invert": lambda: f"~{x[0]}", "bool": lambda: f"_irt_bool({x[0]})",
             "seqlen": lambda: f"_irt_seqlen({x[0]})",
+            "len": lambda: f"len({x[0]})",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "list": lambda: "[" + "".join(a + ", " for a in x) + "]",

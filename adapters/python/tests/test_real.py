@@ -67,3 +67,38 @@ def test_mixture_over_a_list_of_data(tmp_path):
 def test_softmax_cross_entropy(tmp_path):
     rng = np.random.default_rng(2)
     check(rp.softmax_xent, (rng.normal(size=(4, 3)), rng.normal(size=3), 2), [0, 1], tmp_path)
+
+
+def test_replays_and_exports(tmp_path):
+    # len(xs) and the loops' lengths are the standard length: the trace
+    # replays with other parameters and exports as Python that computes it.
+    import subprocess
+    bin_dir = os.environ.get("IRT_BIN", "")
+    if not bin_dir:
+        return
+    path = tmp_path / "g.fb"
+    data = [0.3, -0.2, 1.5]
+    irtrace.track(rp.gmm_like, np.array([0.1, 0.5]), np.array([1.0, 2.0]), data, out=path)
+    r = subprocess.run([os.path.join(bin_dir, "irt-replay"), "--set", "@2=[0.2, 0.4]", str(path)],
+                       capture_output=True)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "r.fb").write_bytes(r.stdout)
+    want = rp.gmm_like(np.array([0.2, 0.4]), np.array([1.0, 2.0]), data)
+    # libtrace's sums and exp may round otherwise than NumPy's, by an ulp or two
+    assert np.isclose(irtrace.load(tmp_path / "r.fb").root.value, want, rtol=1e-13, atol=0)
+    rng = np.random.default_rng(1)
+    params = (rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=(2, 4)),
+              rng.normal(size=2))
+    xs = tuple(rng.normal(size=3) for _ in range(3))
+    ys = tuple(rng.normal(size=2) for _ in range(3))
+    irtrace.track(rp.loss, params, list(xs), list(ys), out=tmp_path / "m.fb")
+    code = tmp_path / "m.py"
+    r = subprocess.run([os.path.join(bin_dir, "irt-export"), "--python", "-o", str(code),
+                        str(tmp_path / "m.fb")], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    ns = {}
+    exec(compile(code.read_text(), str(code), "exec"), ns)
+    f = next(v for k, v in ns.items() if k.startswith("loss"))
+    # (within a few units in the last place: libtrace's Float64 matrix
+    # products may fuse multiply-adds, irt-export(1) says)
+    assert np.isclose(f(params, xs, ys), rp.loss(params, list(xs), list(ys)), rtol=1e-13, atol=0)
