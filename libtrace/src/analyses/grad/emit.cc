@@ -16,6 +16,7 @@
 
 // Last: it turns on the popcnt instruction for the rest of the file.
 #include "analyses/grad/engine.h"
+#include "io/chunk.h"
 
 namespace irt {
 
@@ -109,10 +110,27 @@ class Emitter : public internal::ProgramObserver {
   // Tuples, as GradEngine::TupleReverse: an adjoint per item, never a tuple
   // node. True when the node was one of tuple, getitem or getindex of a tuple.
   Result<bool> TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t slot, const ClassInfo& k);
+  // A tuple's adjoint, item by item, never a tuple node: an item's Ref
+  // (absent: none yet), or for an item that is itself a tuple, its own
+  // (sub).
+  struct TupleRefs {
+    std::vector<Ref> items;
+    std::vector<std::unique_ptr<TupleRefs>> sub;
+    void Resize(size_t n) {
+      items.resize(n);
+      sub.resize(n);
+    }
+  };
+  // Adds src into dst item by item (dst empty: takes it over).
+  Status MergeRefs(TupleRefs& dst, TupleRefs&& src, NodeId target, int depth);
+  // The adjoint of the tuple operand x, made (of its size) if absent.
+  TupleRefs& TupleRefsOf(const OperandVal& x);
   // A pass-through's tuple adjoint goes to its target, item by item.
   Status PassTuple(uint64_t from, NodeId target);
-  // The derivative of a tuple argument: a tuple node of its items'
-  // adjoints, zero for an item that received none.
+  // A tuple node shaped like `like` from the adjoint t (null: none), zero
+  // for an item that received none.
+  Result<Ref> TupleNode(const TupleRefs* t, const Value& like, NodeId at, int depth);
+  // The derivative of a tuple argument, as a tuple node.
   Result<Ref> TupleArgument(const ArgumentDerivative& a);
   Status AccumulateSparse(NodeId target, const Ref& v, const std::vector<Ref>& idx);
   // A tensor's adjoint while only single elements have been added to it
@@ -177,14 +195,13 @@ class Emitter : public internal::ProgramObserver {
   std::vector<std::pair<const OpDef*, bool>> pass_through_;
   NodeId meta_of_ = kNoNode;  // the adjoint_of value last written, kept
   Value meta_value_;
-  std::unordered_map<NodeId, NodeId> root_new_;    // original root argument -> its copy
-  std::unordered_map<NodeId, NodeId> constants_;   // original inactive node -> Constant copy
-  std::vector<NodeId> prim_;                       // by slot: the active node's primal copy
-  SlotPages<Ref> adj_;                             // by slot: the adjoint so far
-  std::unordered_map<uint64_t, Pending> pending_;  // by slot, where adj_ is absent
-  // by slot: a tuple's adjoint, one Ref per item (absent: none yet)
-  std::unordered_map<uint64_t, std::vector<Ref>> tuple_items_;
-  std::vector<Ref> regs_;  // registers of the program running
+  std::unordered_map<NodeId, NodeId> root_new_;          // original root argument -> its copy
+  std::unordered_map<NodeId, NodeId> constants_;         // original inactive node -> Constant copy
+  std::vector<NodeId> prim_;                             // by slot: the active node's primal copy
+  SlotPages<Ref> adj_;                                   // by slot: the adjoint so far
+  std::unordered_map<uint64_t, Pending> pending_;        // by slot, where adj_ is absent
+  std::unordered_map<uint64_t, TupleRefs> tuple_items_;  // by slot: a tuple's adjoint
+  std::vector<Ref> regs_;                                // registers of the program running
   std::vector<OperandVal> ops_;
   Location cur_loc_;
   NodeId cur_of_ = kNoNode;
@@ -468,114 +485,157 @@ Status Emitter::Materialize(uint64_t st, NodeId target) {
   return Status::Ok();
 }
 
-Status Emitter::PassTuple(uint64_t from, NodeId target) {
-  auto src = tuple_items_.find(from);
-  if (src == tuple_items_.end()) return Status::Ok();
-  std::vector<Ref> items = std::move(src->second);
-  tuple_items_.erase(src);
-  const uint64_t to = e_.Slot(target);
-  auto dst = tuple_items_.find(to);
-  if (dst == tuple_items_.end()) {
-    tuple_items_.emplace(to, std::move(items));
+Status Emitter::MergeRefs(TupleRefs& dst, TupleRefs&& src, NodeId target, int depth) {
+  if (dst.items.empty()) {
+    dst = std::move(src);
     return Status::Ok();
   }
-  if (dst->second.size() != items.size()) {
-    return InvalidArgument("a tuple of " + std::to_string(items.size()) +
-                           " items passed to one of " + std::to_string(dst->second.size()));
+  if (dst.items.size() != src.items.size() || depth > 2 * internal::kMaxTupleDepth) {
+    return InvalidArgument(e_.NodeName(target) + ": a tuple of " +
+                           std::to_string(src.items.size()) + " items added to one of " +
+                           std::to_string(dst.items.size()));
   }
-  for (size_t q = 0; q < items.size(); ++q) {
-    if (!items[q].absent()) IRT_RETURN_IF_ERROR(AddRef(dst->second[q], items[q], target));
+  for (size_t q = 0; q < src.items.size(); ++q) {
+    if (!src.items[q].absent()) IRT_RETURN_IF_ERROR(AddRef(dst.items[q], src.items[q], target));
+    if (src.sub[q] == nullptr) continue;
+    if (dst.sub[q] == nullptr) {
+      dst.sub[q] = std::move(src.sub[q]);
+    } else {
+      IRT_RETURN_IF_ERROR(MergeRefs(*dst.sub[q], std::move(*src.sub[q]), target, depth + 1));
+    }
   }
   return Status::Ok();
 }
 
+Emitter::TupleRefs& Emitter::TupleRefsOf(const OperandVal& x) {
+  TupleRefs& t = tuple_items_[e_.Slot(x.target)];
+  if (t.items.empty()) t.Resize(x.chunk->tuple_size(x.bits));
+  return t;
+}
+
+Status Emitter::PassTuple(uint64_t from, NodeId target) {
+  auto src = tuple_items_.find(from);
+  if (src == tuple_items_.end()) return Status::Ok();
+  TupleRefs items = std::move(src->second);
+  tuple_items_.erase(src);
+  return MergeRefs(tuple_items_[e_.Slot(target)], std::move(items), target, 0);
+}
+
 Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t slot,
                                 const ClassInfo& k) {
-  auto nested = [&](NodeId at) {
-    return Unsupported(e_.NodeName(at) +
-                       ": --emit-trace does not pass derivatives through nested tuples yet");
-  };
   e_.Operands(l, id, &ops_);
-  if (k.tuple_op == ClassInfo::kTupleMake) {
+  // The adjoint of this node when it is a tuple, taken out.
+  auto take = [&](TupleRefs* out) {
     auto it = tuple_items_.find(slot);
-    if (it == tuple_items_.end()) return true;
-    std::vector<Ref> items = std::move(it->second);
+    if (it == tuple_items_.end()) return false;
+    *out = std::move(it->second);
     tuple_items_.erase(it);
-    for (size_t j = 0; j < ops_.size() && j < items.size(); ++j) {
-      if (!ops_[j].varied || items[j].absent()) continue;
-      if (ops_[j].vkind == VKind::kTuple) return nested(id);
-      IRT_RETURN_IF_ERROR(Accumulate(ops_[j].target, items[j]));
+    return true;
+  };
+  if (k.tuple_op == ClassInfo::kTupleMake) {
+    TupleRefs dy;
+    if (!take(&dy)) return true;
+    for (size_t j = 0; j < ops_.size() && j < dy.items.size(); ++j) {
+      const OperandVal& o = ops_[j];
+      if (!o.varied) continue;
+      if (o.vkind == VKind::kTuple) {
+        if (dy.sub[j] != nullptr) {
+          IRT_RETURN_IF_ERROR(
+              MergeRefs(tuple_items_[e_.Slot(o.target)], std::move(*dy.sub[j]), o.target, 0));
+        }
+        continue;
+      }
+      if (!dy.items[j].absent()) IRT_RETURN_IF_ERROR(Accumulate(o.target, dy.items[j]));
     }
     return true;
   }
   if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
-  const OperandVal& x = ops_[0];
+  const OperandVal x = ops_[0];
+  if (!x.varied) return true;
   if (k.tuple_op == ClassInfo::kTupleSlice) {
-    if (!x.varied) return true;
-    std::vector<Ref>& xi = tuple_items_[e_.Slot(x.target)];
-    if (xi.empty()) xi.resize(x.chunk->tuple_size(x.bits));
+    const int64_t n = static_cast<int64_t>(TupleRefsOf(x).items.size());
     int64_t first = 0, step = 1, count = 0;
-    IRT_RETURN_IF_ERROR(
-        e_.TupleSliceOf(id, ops_, static_cast<int64_t>(xi.size()), &first, &step, &count));
-    auto it = tuple_items_.find(slot);
-    if (it == tuple_items_.end()) return true;
-    std::vector<Ref> dy = std::move(it->second);
-    tuple_items_.erase(it);
-    std::vector<Ref>& xr = tuple_items_[e_.Slot(x.target)];  // (erase moved no other node)
-    for (int64_t q = 0; q < count && static_cast<size_t>(q) < dy.size(); ++q) {
-      if (dy[q].absent()) continue;
-      IRT_RETURN_IF_ERROR(AddRef(xr[static_cast<size_t>(first + q * step)], dy[q], x.target));
+    IRT_RETURN_IF_ERROR(e_.TupleSliceOf(id, ops_, n, &first, &step, &count));
+    TupleRefs dy;
+    if (!take(&dy)) return true;
+    TupleRefs& xr = TupleRefsOf(x);  // (the erase moved no other entry)
+    for (int64_t q = 0; q < count && static_cast<size_t>(q) < dy.items.size(); ++q) {
+      const size_t at = static_cast<size_t>(first + q * step);
+      if (!dy.items[q].absent()) IRT_RETURN_IF_ERROR(AddRef(xr.items[at], dy.items[q], x.target));
+      if (dy.sub[q] == nullptr) continue;
+      if (xr.sub[at] == nullptr) {
+        xr.sub[at] = std::move(dy.sub[q]);
+      } else {
+        IRT_RETURN_IF_ERROR(MergeRefs(*xr.sub[at], std::move(*dy.sub[q]), x.target, 0));
+      }
     }
     return true;
   }
   if (ops_.size() != 2) return false;
-  if (k.f->vkind == VKind::kTuple) return nested(id);
-  if (!x.varied) return true;
   if (ops_[1].vkind != VKind::kI64 && ops_[1].vkind != VKind::kBool) {
     return InvalidArgument(e_.NodeName(id) + ": a tuple's index must be an integer");
   }
-  const uint64_t xs = e_.Slot(x.target);
-  std::vector<Ref>& items = tuple_items_[xs];
-  if (items.empty()) items.resize(x.chunk->tuple_size(x.bits));
-  const int64_t n = static_cast<int64_t>(items.size());
+  const int64_t n = static_cast<int64_t>(TupleRefsOf(x).items.size());
   int64_t i = static_cast<int64_t>(ops_[1].bits);
   if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
   if (k.tuple_op == ClassInfo::kTupleIndex) --i;
   if (i < 0 || i >= n) return InvalidArgument(e_.NodeName(id) + ": index out of bounds");
+  const size_t at = static_cast<size_t>(i);
+  if (k.f->vkind == VKind::kTuple) {  // an item that is a tuple: its items' adjoints
+    TupleRefs dy;
+    if (!take(&dy)) return true;
+    TupleRefs& xr = TupleRefsOf(x);
+    if (xr.sub[at] == nullptr) {
+      xr.sub[at] = std::make_unique<TupleRefs>(std::move(dy));
+      return true;
+    }
+    IRT_RETURN_IF_ERROR(MergeRefs(*xr.sub[at], std::move(dy), x.target, 0));
+    return true;
+  }
   IRT_RETURN_IF_ERROR(Materialize(slot, id));
   const Ref dy = adj_.Get(slot);
-  if (!dy.absent()) IRT_RETURN_IF_ERROR(AddRef(items[static_cast<size_t>(i)], dy, x.target));
+  if (!dy.absent()) IRT_RETURN_IF_ERROR(AddRef(TupleRefsOf(x).items[at], dy, x.target));
   return true;
 }
 
-Result<Emitter::Ref> Emitter::TupleArgument(const ArgumentDerivative& a) {
-  const std::vector<Value>& like = a.value.tuple();
-  auto it = e_.Varied(a.id) ? tuple_items_.find(e_.Slot(a.id)) : tuple_items_.end();
-  std::vector<Ref> items;
+Result<Emitter::Ref> Emitter::TupleNode(const TupleRefs* t, const Value& like, NodeId at,
+                                        int depth) {
+  const std::vector<Value>& items = like.tuple();
+  if (depth > 2 * internal::kMaxTupleDepth) {
+    return InvalidArgument(e_.NodeName(at) + ": tuples nested too deep");
+  }
+  std::vector<Ref> refs;
   std::vector<Value> values;
-  for (size_t q = 0; q < like.size(); ++q) {
-    Ref r = it != tuple_items_.end() && q < it->second.size() ? it->second[q] : Ref{};
+  for (size_t q = 0; q < items.size(); ++q) {
+    Ref r;
+    if (items[q].kind() == VKind::kTuple) {
+      const TupleRefs* sub = t != nullptr && q < t->sub.size() ? t->sub[q].get() : nullptr;
+      IRT_ASSIGN_OR_RETURN(r, TupleNode(sub, items[q], at, depth + 1));
+    } else {
+      r = t != nullptr && q < t->items.size() ? t->items[q] : Ref{};
+    }
     if (r.absent()) {
-      if (like[q].kind() == VKind::kTuple) {
-        return Unsupported(e_.NodeName(a.id) +
-                           ": --emit-trace does not pass derivatives through nested tuples yet");
-      }
-      const bool real =
-          like[q].kind() == VKind::kF64 || like[q].kind() == VKind::kF32 ||
-          (like[q].kind() == VKind::kTensor &&
-           (like[q].tensor().dtype == DType::kF64 || like[q].tensor().dtype == DType::kF32));
+      const Value& v = items[q];
+      const bool real = v.kind() == VKind::kF64 || v.kind() == VKind::kF32 ||
+                        (v.kind() == VKind::kTensor &&
+                         (v.tensor().dtype == DType::kF64 || v.tensor().dtype == DType::kF32));
       Value z = Value::Nothing();
       if (real) {
-        IRT_ASSIGN_OR_RETURN(z, ApplyOp("zero", std::vector<Value>{like[q]}));
+        IRT_ASSIGN_OR_RETURN(z, ApplyOp("zero", std::vector<Value>{v}));
       }
       r = {kNoNode, z};
     }
-    IRT_ASSIGN_OR_RETURN(NodeId node, AsNode(r, a.id));
-    items.push_back({node, r.value});
+    IRT_ASSIGN_OR_RETURN(NodeId node, AsNode(r, at));
+    refs.push_back({node, r.value});
     values.push_back(r.value);
   }
-  Value t = Value::MakeTuple(values);
-  return Ref{Emit(NodeKind::kPrimitive, "tuple", items, t, LocOf(a.id), PrimalOf(a.id)), t};
+  Value v = Value::MakeTuple(values);
+  return Ref{Emit(NodeKind::kPrimitive, "tuple", refs, v, LocOf(at), PrimalOf(at)), v};
+}
+
+Result<Emitter::Ref> Emitter::TupleArgument(const ArgumentDerivative& a) {
+  auto it = e_.Varied(a.id) ? tuple_items_.find(e_.Slot(a.id)) : tuple_items_.end();
+  return TupleNode(it != tuple_items_.end() ? &it->second : nullptr, a.value, a.id, 0);
 }
 
 Status Emitter::PassPending(uint64_t from, NodeId from_id, NodeId target) {
