@@ -321,30 +321,33 @@ class Lowerer:
             self.fail(s, f"'{t.__name__}' statements", "move it into a helper")
 
     def assign(self, targets, value):
+        """`a = b = v`, `a, b = v` and nested `(a, b), c = v`: v evaluated
+        once, then each target bound in turn (tuple targets unpacked by
+        getitem); `a, b = x, y` binds without making the tuple."""
         for tgt in targets:
-            if isinstance(tgt, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in tgt.elts):
-                if isinstance(value, ast.Tuple) and len(value.elts) == len(tgt.elts) and \
-                        len(targets) == 1:
-                    vals = [self.expr(e) for e in value.elts]
-                else:
-                    whole = self.expr(value)
-                    vals = [self.emit(Stmt("op", "getitem", [whole, Const(i)], value, self,
-                                           pyop="[]"))
-                            for i in range(len(tgt.elts))]
-                for e, v in zip(tgt.elts, vals):
-                    if not isinstance(e, ast.Name):
-                        self.fail(e, "assignment to subscripts and attributes",
-                                  "compute the new value in a helper")
-                    self.write(e.id, self.cur, v)
-                continue
-            if not isinstance(tgt, ast.Name):
-                self.fail(tgt, "assignment to subscripts and attributes (mutation)",
-                          "compute the new value in a helper, or use NumPy functions")
-        plain = [t for t in targets if isinstance(t, ast.Name)]
-        if plain:
-            v = self.expr(value)
-            for tgt in plain:
-                self.write(tgt.id, self.cur, v)
+            self.check_assign_target(tgt)
+        t0 = targets[0]
+        if len(targets) == 1 and isinstance(t0, (ast.Tuple, ast.List)) and \
+                isinstance(value, ast.Tuple) and len(value.elts) == len(t0.elts):
+            vals = [self.expr(e) for e in value.elts]
+            for e, v in zip(t0.elts, vals):
+                self.bind(e, v, value)
+            return
+        v = self.expr(value)
+        for tgt in targets:
+            self.bind(tgt, v, value)
+
+    def check_assign_target(self, t):
+        if isinstance(t, ast.Name):
+            return
+        if isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                if isinstance(e, ast.Starred):
+                    self.fail(e, "starred assignment targets", "index the sequence")
+                self.check_assign_target(e)
+            return
+        self.fail(t, "assignment to subscripts and attributes (mutation)",
+                  "compute the new value in a helper, or use NumPy functions")
 
     # -- control flow --
     def cond(self, test):

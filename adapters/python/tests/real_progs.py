@@ -31,3 +31,9 @@ def softmax_xent(W, x, k):
     z = z - np.max(z)
     e = np.exp(z)
     return -np.log(e[k] / np.sum(e))
+
+
+def nested_mlp(params, x):  # parameters as nested tuples, unpacked in one line
+    (W1, b1), (W2, b2) = params
+    h = np.tanh(W1 @ x + b1)
+    return np.sum(W2 @ h + b2)
