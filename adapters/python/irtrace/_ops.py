@@ -57,6 +57,8 @@ def _table():
         put(np.max, "maximum", 1)
         put(np.min, "minimum", 1)
         put(np.transpose, "transpose", 1)
+        put(np.where, "ifelse", 3)  # elementwise choice, NumPy's broadcasting and promotion
+        put(np.reshape, "reshape", 2)  # row-major (order="C", the default)
         put(np.random.random, "rand", 0)
         put(np.random.rand, "rand", 0)
         put(np.random.randn, "randn", 0)
@@ -67,7 +69,7 @@ def _table():
 STANDARD = _table()
 # Methods of NumPy arrays with a standard meaning (receiver first).
 METHODS = {"sum": ("sum", 1), "mean": ("mean", 1), "max": ("maximum", 1),
-           "min": ("minimum", 1), "transpose": ("transpose", 1)}
+           "min": ("minimum", 1), "transpose": ("transpose", 1), "reshape": ("reshape", None)}
 
 
 # Methods and functions that change a value in place. A trace records
@@ -150,7 +152,7 @@ def method_name(f, recv, nargs):
     name = getattr(f, "__name__", "")
     if np is not None and isinstance(recv, np.ndarray) and name in METHODS:
         std, arity = METHODS[name]
-        if nargs == arity:
+        if nargs == arity or (arity is None and nargs >= 2):  # None: any number of operands
             return std
     return op_name(f, nargs)
 

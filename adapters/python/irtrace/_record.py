@@ -328,6 +328,7 @@ def lowered_or_none(f):
 class Run:
     def __init__(self, writer, context=None):
         self.writer = writer
+        self.started = False  # the root call is recorded
         self.fns = {}
         self.stack = []
         self.ctx = context
@@ -417,6 +418,7 @@ class Run:
         root = self.define("", K_CALL, lf.name, 0, 0, 0, lf.line, lf.col, False, False,
                            [(v,) for v in vals])
         self.M(root)
+        self.started = True
         stack = self.stack
         stack.append((gen, lf, fr))
         push, pop, start, mark = stack.append, stack.pop, self.start, self.M
@@ -494,10 +496,14 @@ def record(f, args, path, producer_version, context=None):
     try:
         result = r.run(f, tuple(args))
     except BaseException:
-        try:
-            w.finish()
-        except _native.TraceError:
-            pass  # nothing was recorded: the call was refused before it started
+        if r.started:  # the run failed: the trace ends with its Error nodes
+            try:
+                w.finish()
+            except _native.TraceError:
+                pass
+        # Refused before the root call started (no source, arguments that do
+        # not bind): the writer is dropped unfinished, and no file is written.
+        del w, r
         raise
     w.add_trace_meta("status", "ok")
     w.add_trace_meta("function", f.__qualname__)

@@ -300,3 +300,13 @@ def test_list_displays(tmp_path):
     x, y = 1.5, -2.0
     assert abs(g.derivatives[0] - (2 * x * y * y + y + 1)) < 1e-12
     assert abs(g.derivatives[1] - (2 * y + 2 * x * x * y + x)) < 1e-12
+
+
+def test_refused_call_writes_no_file(tmp_path):
+    # Arguments that do not bind, or no source: nothing ran, no trace file
+    # (it used to be a trace of no nodes, which irt-check called ok).
+    with pytest.raises(TypeError, match="missing required argument"):
+        irtrace.track(progs.powsum, 1.0, out=tmp_path / "a.fb")
+    with pytest.raises(TypeError, match="not a Python function with source"):
+        irtrace.track(len, [1], out=tmp_path / "b.fb")
+    assert list(tmp_path.iterdir()) == []
