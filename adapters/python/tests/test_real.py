@@ -130,3 +130,11 @@ def test_nested_parameters(tmp_path):
         e = irtrace.load(tmp_path / "g.fb").root.value
         assert all(np.array_equal(e[0][i][j], g[0][i][j]) for i in range(2) for j in range(2))
         assert np.array_equal(e[1], g[1])
+
+
+def test_where_and_reshape(tmp_path):
+    x = np.array([0.5, -1.2, 2.0, -0.3])
+    g = check(rp.leaky_blocks, (x,), [0], tmp_path)
+    ops = [k.op for k in irtrace.load(tmp_path / "t.fb").root.children if k.kind == "Primitive"]
+    assert "ifelse" in ops and ops.count("reshape") == 2
+    assert g[0].shape == (4,)
