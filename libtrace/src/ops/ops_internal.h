@@ -21,6 +21,9 @@ using internal::SOp;
 
 inline SOp SOpOf(const OpDef& op) { return static_cast<SOp>(op.scalar_op); }
 
+/// Dimension argument d (1-based) of a tensor of `rank` dimensions, 0-based.
+Result<size_t> DimArg(std::string_view name, const Value& d, size_t rank);
+
 /// Python's slice start:stop:step (`parts`, nothing for a part left out;
 /// negative from the end; clamped) over a dimension of n, as
 /// slice.indices and len(range(...)) read it: the first position
