@@ -1,5 +1,5 @@
 // Internal to the operation set: what the tensor evaluations share
-// (elementwise.cc, matmul.cc, shape.cc): allocation with the tensor limits,
+// (elementwise.cc, matmul.cc, shape.cc, index.cc): allocation with the tensor limits,
 // element access and conversion, NumPy broadcasting of shapes and strides,
 // and the floating-point broadcasting loop.
 #ifndef IRT_SRC_OPS_TENSOR_UTIL_H_
