@@ -10,6 +10,8 @@ node the function's calls record. Unsupported syntax is refused here,
 before anything runs, with file:line:col, the construct and a hint.
 """
 import ast
+import builtins
+import copy
 import inspect
 import json
 import math
@@ -57,10 +59,10 @@ if hasattr(ast, "TryStar"):
 
 UNSUPPORTED_EXPRS = {
     ast.Lambda: ("lambda", "define the function at module level"),
-    ast.ListComp: ("list comprehensions", "use a for loop over range"),
+    ast.ListComp: ("list comprehensions (but in sum(...))", "use a for loop over range"),
     ast.SetComp: ("set comprehensions", "use a for loop over range"),
     ast.DictComp: ("dict comprehensions", "use a for loop over range"),
-    ast.GeneratorExp: ("generator expressions", "use a for loop over range"),
+    ast.GeneratorExp: ("generator expressions (but in sum(...))", "use a for loop over range"),
     ast.Yield: ("'yield' (generators)", "trace a function that returns its result"),
     ast.YieldFrom: ("'yield from' (generators)", "trace a function that returns its result"),
     ast.Await: ("'await'", "trace a synchronous function"),
@@ -241,12 +243,18 @@ class Lowerer:
             self.fail(self.fdef, "'*args', '**kwargs', keyword-only and positional-only parameters",
                       "use plain positional parameters")
         assigned = {arg.arg for arg in a.args}
+        in_comprehension = set()  # a comprehension's targets are its own, not the function's
         for node in ast.walk(self.fdef):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if isinstance(node, ast.comprehension):
+                in_comprehension.update(id(n) for n in ast.walk(node.target))
+        for node in ast.walk(self.fdef):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                    id(node) not in in_comprehension:
                 assigned.add(node.id)
             if isinstance(node, ast.Name) and node.id.startswith("_irt_"):
                 self.fail(node, "names starting with _irt_", "rename the variable")
         self.locals = assigned
+        self.nsums = 0
         entry = Block()
         entry.sealed = True
         self.place(entry)
@@ -664,6 +672,9 @@ class Lowerer:
                                               ".".join(d))))
             a = self.expr(e.value)
             return self.emit(Stmt("op", "getattr", [a, Const(e.attr)], e, self, pyop="getattr"))
+        if t is ast.Call and self.is_builtin(e.func, "sum") and 1 <= len(e.args) <= 2 and \
+                not e.keywords and not isinstance(e.args[0], ast.Starred):
+            return self.lower_sum(e)
         if t is ast.Call:
             if isinstance(e.func, ast.Name) and e.func.id == "len" and "len" not in self.locals \
                     and "len" not in self.free and len(e.args) == 1 and not e.keywords and \
@@ -732,6 +743,66 @@ class Lowerer:
         if idx:  # x[i, :, j,]: a list refuses it, as Python does
             v = self.emit(Stmt("op", "getitem", [v] + idx, e, self, pyop="[i,]"))
         return v
+
+    def is_builtin(self, f, name):
+        """Whether the callee f is Python's builtin `name` (not shadowed)."""
+        return isinstance(f, ast.Name) and f.id == name and name not in self.locals and \
+            name not in self.free and \
+            self.fn.__globals__.get(name, getattr(builtins, name)) is getattr(builtins, name)
+
+    def lower_sum(self, e):
+        """sum(xs[, start]), sum(f(x) for x in xs if c) and sum([...]) as the
+        loop Python's sum is: the start (0), plus each item in turn. A
+        generator's or comprehension's variables are its own (renamed)."""
+        self.nsums += 1
+        k = self.nsums
+        acc = f".sum{k}"
+        it = e.args[0]
+        if isinstance(it, (ast.GeneratorExp, ast.ListComp)):
+            gens, elt = it.generators, it.elt
+        else:  # for an item in xs
+            item = f".sum{k}.item"
+            gens = [ast.comprehension(target=ast.Name(id=item, ctx=ast.Store()), iter=it,
+                                      ifs=[], is_async=0)]
+            elt = ast.Name(id=item, ctx=ast.Load())
+            self.locals.add(item)
+        ren = {}
+        for g in gens:
+            if g.is_async:
+                self.fail(it, "async comprehensions", "trace a synchronous function")
+            for n in ast.walk(g.target):
+                if isinstance(n, ast.Name) and n.id not in ren and not n.id.startswith("."):
+                    ren[n.id] = f".sum{k}.{n.id}"
+        self.locals.update(ren.values())
+
+        class Rename(ast.NodeTransformer):
+            def visit_Name(self, n):
+                return ast.copy_location(ast.Name(id=ren.get(n.id, n.id), ctx=n.ctx), n)
+
+        def renamed(node):
+            return Rename().visit(copy.deepcopy(node))
+
+        body = [ast.Assign(targets=[ast.Name(id=acc, ctx=ast.Store())],
+                           value=ast.BinOp(left=ast.Name(id=acc, ctx=ast.Load()), op=ast.Add(),
+                                           right=renamed(elt)))]
+        for i in range(len(gens) - 1, -1, -1):
+            g = gens[i]
+            for c in reversed(g.ifs):
+                body = [ast.If(test=renamed(c), body=body, orelse=[])]
+            # The first iterable is evaluated where the sum is, the others inside.
+            body = [ast.For(target=renamed(g.target), iter=g.iter if i == 0 else renamed(g.iter),
+                            body=body, orelse=[])]
+        loop = body[0]
+        for n in ast.walk(loop):
+            if not hasattr(n, "lineno"):
+                ast.copy_location(n, e)
+        self.locals.add(acc)
+        start = self.expr(e.args[1]) if len(e.args) == 2 else Const(0)
+        self.write(acc, self.cur, start)
+        self.stmt(loop)
+        if self.cur is None:
+            self.fail(e, "a sum whose loop does not end", "compute the sum in a helper")
+        return self.read(acc, self.cur)
 
     # -- the result --
     def finish(self):

@@ -164,3 +164,14 @@ def tail_sum(xs):  # a list argument, sliced
 
 def norm_of_list(x, y):  # a list display, passed to a helper, read back
     return tail_sum([x, y, x * y])
+
+
+x_global = 100.0  # read as a global: a comprehension's variable of the same name does not hide it
+
+
+def sums(xs, w):  # sum over a generator, a filtered list comprehension, a sequence, two fors
+    a = sum(x_global * w for x_global in xs)
+    b = sum([v * v for v in xs if v > 0], 0.5)
+    c = sum(xs)
+    d = sum(u * v for u in xs for v in (w, 2.0 * w))
+    return a + b + c + d + x_global

@@ -310,3 +310,15 @@ def test_refused_call_writes_no_file(tmp_path):
     with pytest.raises(TypeError, match="not a Python function with source"):
         irtrace.track(len, [1], out=tmp_path / "b.fb")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sum_of_generators_and_comprehensions(tmp_path):
+    xs, w = [1.0, -2.0, 3.0], 0.5
+    t, g = grad_of(tmp_path, progs.sums, xs, w)
+    assert t.result == progs.sums(xs, w)  # Python's sum, the same additions in the same order
+    # d/dx_i = w + 2 x_i [x_i > 0] + 1 + 3 w;  d/dw = sum(xs) + 3 sum(xs)
+    want = tuple(w + (2 * x if x > 0 else 0.0) + 1 + 3 * w for x in xs)
+    assert g.derivatives[0] == want
+    assert g.derivatives[1] == 4 * sum(xs)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert "builtins.sum" not in ops
