@@ -17,6 +17,8 @@ import json
 import math
 import textwrap
 
+from . import _ops
+
 
 class UnsupportedSyntax(SyntaxError):
     """A construct the Python adapter does not trace (see irtrace's README)."""
@@ -608,6 +610,16 @@ class Lowerer:
         return self.emit(Stmt("global", e.id, [], e, self,
                               callee=("cell" if e.id in self.free else "name", e.id)))
 
+    def resolve(self, d):
+        """The object a dotted global name (numpy.dot) stands for now, or None."""
+        try:
+            obj = self.fn.__globals__.get(d[0], getattr(builtins, d[0], None))
+            for part in d[1:]:
+                obj = getattr(obj, part)
+            return obj
+        except AttributeError:
+            return None
+
     def dotted(self, e):
         """The dotted name of a global attribute chain (math.sin), or None."""
         parts = []
@@ -700,6 +712,12 @@ class Lowerer:
                 self.fail(e, "calls of computed functions", "call a function by its name")
             args = [self.expr(x) for x in e.args] + [self.expr(k.value) for k in e.keywords]
             where = "cell" if d[0] in self.free else "name"
+            by_value = _ops.NAMED_BY_OPERANDS.get(self.resolve(d)) \
+                if len(e.args) == 2 and not kwnames and where == "name" else None
+            if by_value is not None:
+                # Named by its operands' values when it runs, as `@` is.
+                return self.emit(Stmt("op", by_value, args, e, self, pyop=by_value,
+                                      callee=(where, ".".join(d))))
             s = Stmt("call", ".".join(d), args, e, self, callee=(where, ".".join(d)))
             s.kwnames = tuple(kwnames)
             return self.emit(s)

@@ -23,7 +23,7 @@ _NP_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": 
                "arccosh": "acosh", "arctanh": "atanh", "abs": "abs", "absolute": "abs",
                "negative": "-", "sign": "sign"}
 _NP_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
-              "power": "^", "matmul": "matmul", "maximum": "max", "minimum": "min",
+              "power": "^", "maximum": "max", "minimum": "min",
               "arctan2": "atan2", "hypot": "hypot", "less": "<", "less_equal": "<=",
               "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!="}
 
@@ -189,4 +189,11 @@ def _seqlen(xs):
     return "builtins.len", None
 
 
-OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen}
+OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen,
+                 "numpy.dot": _matmul, "numpy.matmul": _matmul}
+# Functions of two operands recorded as operators whose name depends on
+# their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
+# name for a vector on the left). Resolved where the function is lowered.
+NAMED_BY_OPERANDS = {}
+if np is not None:
+    NAMED_BY_OPERANDS = {np.dot: "numpy.dot", np.matmul: "numpy.matmul"}

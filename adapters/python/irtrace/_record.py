@@ -105,6 +105,8 @@ def _pyexpr(s, x):
             "invert": lambda: f"~{x[0]}", "bool": lambda: f"_irt_bool({x[0]})",
             "seqlen": lambda: f"_irt_seqlen({x[0]})",
             "len": lambda: f"len({x[0]})",
+            "numpy.dot": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
+            "numpy.matmul": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "list": lambda: "[" + "".join(a + ", " for a in x) + "]",

@@ -175,3 +175,13 @@ def sums(xs, w):  # sum over a generator, a filtered list comprehension, a seque
     c = sum(xs)
     d = sum(u * v for u in xs for v in (w, 2.0 * w))
     return a + b + c + d + x_global
+
+
+def dots(W, v, u):  # np.dot and np.matmul, named as @ is by their operands
+    return np.dot(v, u) + np.sum(np.dot(W, v)) + np.sum(np.matmul(W, v)) + \
+        np.sum(np.matmul(u[:2], W[:2, :]))
+
+
+def dot_loss(W, v):
+    y = np.dot(W, v)
+    return np.sum(y) + np.dot(y, y) + np.dot(v, v)

@@ -322,3 +322,23 @@ def test_sum_of_generators_and_comprehensions(tmp_path):
     assert g.derivatives[1] == 4 * sum(xs)
     ops = [k.op for k in t.root.children if k.kind == "Primitive"]
     assert "builtins.sum" not in ops
+
+
+def test_np_dot_and_matmul_named_by_their_operands(tmp_path):
+    rng = np.random.default_rng(4)
+    W, v, u = rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=4)
+    t = irtrace.track(progs.dots, W, v, u, out=tmp_path / "t.fb")
+    check(tmp_path / "t.fb")
+    assert t.result == progs.dots(W, v, u)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    # a vector on the left of a matrix is NumPy's row, not the standard matmul
+    assert [o for o in ops if o in ("dot", "matmul", "numpy.matmul")] == \
+        ["dot", "matmul", "matmul", "numpy.matmul"]
+
+
+def test_np_dot_gradients(tmp_path):
+    rng = np.random.default_rng(5)
+    W, v = rng.normal(size=(3, 4)), rng.normal(size=4)
+    t, g = grad_of(tmp_path, progs.dot_loss, W, v)
+    assert np.allclose(g.derivatives[0], np.outer(np.ones(3), v) + np.outer(2 * W @ v, v))
+    assert np.allclose(g.derivatives[1], W.T @ np.ones(3) + 2 * W.T @ (W @ v) + 2 * v)
