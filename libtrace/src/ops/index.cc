@@ -103,19 +103,25 @@ Result<int64_t> Offset(std::string_view name, const std::vector<int64_t>& shape,
   return off;
 }
 
+// Item args[1] of the tuple args[0]: 1-based, or Python's (0-based,
+// negative from the end).
+Result<Value> TupleItem(std::string_view name, OpArgs args, bool python) {
+  const auto& items = args[0].tuple();
+  int64_t i;
+  if (args.size() != 2 || !ToIndex(args[1], &i)) {
+    return Bad(name, "a tuple takes one integer index");
+  }
+  const int64_t n = static_cast<int64_t>(items.size());
+  if (python ? i < -n || i >= n : i < 1 || i > n) {
+    return BoundsError(
+        name, "index " + std::to_string(i) + " out of bounds for a tuple of " + std::to_string(n));
+  }
+  return items[static_cast<size_t>(python ? (i < 0 ? i + n : i) : i - 1)];
+}
+
 Result<Value> GetIndex(std::string_view name, OpArgs args) {
   const Value& a = args[0];
-  if (a.kind() == VKind::kTuple) {
-    const auto& items = a.tuple();
-    int64_t i;
-    if (args.size() != 2 || !ToIndex(args[1], &i))
-      return Bad(name, "a tuple takes one integer index");
-    if (i < 1 || static_cast<uint64_t>(i) > items.size()) {
-      return BoundsError(name, "index " + std::to_string(i) + " out of bounds for a tuple of " +
-                                   std::to_string(items.size()));
-    }
-    return items[static_cast<size_t>(i - 1)];
-  }
+  if (a.kind() == VKind::kTuple) return TupleItem(name, args, /*python=*/false);
   if (!IsTensor(a)) return NoMethod(name, args);
   const Tensor& x = a.tensor();
   IRT_ASSIGN_OR_RETURN(int64_t off, Offset(name, x.shape, args.from(1)));
@@ -201,18 +207,7 @@ void ForEachBlock(const ItemPlan& p, F f) {
 
 Result<Value> GetItem(std::string_view name, OpArgs args) {
   const Value& a = args[0];
-  if (a.kind() == VKind::kTuple) {
-    const auto& items = a.tuple();
-    int64_t i;
-    if (args.size() != 2 || !ToIndex(args[1], &i))
-      return Bad(name, "a tuple takes one integer index");
-    int64_t n = static_cast<int64_t>(items.size());
-    if (i < -n || i >= n) {
-      return BoundsError(name, "index " + std::to_string(i) + " out of bounds for a tuple of " +
-                                   std::to_string(n));
-    }
-    return items[static_cast<size_t>(i < 0 ? i + n : i)];
-  }
+  if (a.kind() == VKind::kTuple) return TupleItem(name, args, /*python=*/true);
   if (!IsTensor(a)) return NoMethod(name, args);
   const Tensor& x = a.tensor();
   ItemPlan p;
