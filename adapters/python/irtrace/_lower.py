@@ -588,8 +588,12 @@ class Lowerer:
             self.write(t.id, self.cur, v)
             return
         for i, e in enumerate(t.elts):
-            self.bind(e, self.emit(Stmt("op", "getitem", [v, Const(i)], node, self, pyop="[]")),
-                      node)
+            # The first item's read checks, as Python's unpacking does, that
+            # v is a sequence of exactly len(t.elts) items.
+            item = Stmt("op", "getitem", [v, Const(i)], node, self,
+                        pyop="[]" if i > 0 else "unpack")
+            item.unpack = len(t.elts)
+            self.bind(e, self.emit(item), node)
 
     # -- expressions --
     def literal(self, e):
@@ -712,8 +716,15 @@ class Lowerer:
                 self.fail(e, "calls of computed functions", "call a function by its name")
             args = [self.expr(x) for x in e.args] + [self.expr(k.value) for k in e.keywords]
             where = "cell" if d[0] in self.free else "name"
-            by_value = _ops.NAMED_BY_OPERANDS.get(self.resolve(d)) \
-                if len(e.args) == 2 and not kwnames and where == "name" else None
+            resolved = self.resolve(d) if not kwnames and where == "name" else None
+            literal_form = _ops.LITERAL_FORMS.get(resolved) if len(e.args) == 1 else None
+            if literal_form is not None:
+                # Recorded as the standard operation with a literal operand
+                # (np.square(x) is x ^ 2), computed by the function itself.
+                name, lit = literal_form
+                return self.emit(Stmt("op", name, args + [Const(lit)], e, self,
+                                      pyop="call1", callee=(where, ".".join(d))))
+            by_value = _ops.NAMED_BY_OPERANDS.get(resolved) if len(e.args) == 2 else None
             if by_value is not None:
                 # Named by its operands' values when it runs, as `@` is.
                 return self.emit(Stmt("op", by_value, args, e, self, pyop=by_value,

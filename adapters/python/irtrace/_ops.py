@@ -97,10 +97,13 @@ class InPlaceChange(TypeError):
     """A call that changes a value in place, which a trace cannot record."""
 
 
-def check_not_in_place(f, recv):
+def check_not_in_place(f, recv, kwnames=()):
     """Raises InPlaceChange for a method of `recv` (None for a function
-    call) or a function that changes a value in place."""
-    if recv is not None:
+    call) or a function that changes a value in place, or writes into an
+    array given as `out=` (NumPy's ufuncs and reductions)."""
+    if "out" in kwnames:
+        what = qualified(f) + "(out=)"
+    elif recv is not None:
         names = _MUTATORS.get(type(recv))
         name = getattr(f, "__name__", "")
         if names is None or name not in names:
@@ -195,5 +198,9 @@ OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _se
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
 # name for a vector on the left). Resolved where the function is lowered.
 NAMED_BY_OPERANDS = {}
+# Functions of one operand that are a standard operation with a literal
+# second operand: recorded as that operation, computed by the function.
+LITERAL_FORMS = {}
 if np is not None:
     NAMED_BY_OPERANDS = {np.dot: "numpy.dot", np.matmul: "numpy.matmul"}
+    LITERAL_FORMS = {np.square: ("^", 2)}

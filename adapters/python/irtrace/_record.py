@@ -107,6 +107,8 @@ def _pyexpr(s, x):
             "len": lambda: f"len({x[0]})",
             "numpy.dot": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
             "numpy.matmul": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
+            "call1": lambda: f"{_callee(s)}({x[0]})",
+            "unpack": lambda: f"_irt_unpack({x[0]}, {s.unpack})[{x[1]}]",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "list": lambda: "[" + "".join(a + ", " for a in x) + "]",
@@ -245,14 +247,14 @@ def _generate(lf):
                 break
     emit("yield  # unreachable: makes every instrumented function a generator", entry, 2)
     cells = [f"_irt_cell_{n}" for n in lf.fn.__code__.co_freevars]
-    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr, _irt_seqlen{''.join(', ' + c for c in cells)}):\n"
+    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack{''.join(', ' + c for c in cells)}):\n"
            + "\n".join(lines) + "\n    return _irt_run\n")
     code = compile(src, f"<irtrace {lf.name}>", "exec")
     ns = {}
     exec(code, {"__builtins__": __builtins__}, ns)
     factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
     closure = lf.fn.__closure__ or ()
-    lf.gen = factory(consts, bool, getattr, _seqlen, *closure)
+    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, *closure)
     lf.nargs = len(params) - 1
     lf.gen_code = lf.gen.__code__
     lf.specs = specs
@@ -268,6 +270,22 @@ def _seqlen(xs):
         return len(xs)
     raise TypeError(f"irtrace traces 'for' loops over ranges, lists, tuples, strings and "
                     f"arrays (of at least one dimension), not over {type(xs).__name__}")
+
+
+def _unpack(xs, n):
+    """xs, checked as `a, b, ... = xs` (n targets) checks it: the targets
+    are then bound by indexing, which means iterating only for these."""
+    if isinstance(xs, (list, tuple, str, range)) or \
+            (_ops.np is not None and isinstance(xs, _ops.np.ndarray) and xs.ndim > 0):
+        m = len(xs)
+        if m > n:
+            raise ValueError(f"too many values to unpack (expected {n})")
+        if m < n:
+            raise ValueError(f"not enough values to unpack (expected {n}, got {m})")
+        return xs
+    raise TypeError(f"irtrace unpacks tuples, lists, strings, ranges and arrays (of at least "
+                    f"one dimension) into several targets, not {type(xs).__name__}; convert "
+                    f"it with tuple(...) first")
 
 
 # ---------------------------------------------------------------------------
@@ -295,7 +313,7 @@ class _FnRun:
         b, pos, line, col, operands, method, kwnames, namer = self.lf.sites[site]
         marked = None if f is None else _context.primitive_name(f)
         if f is not None and kind == K_PRIM and marked is None:
-            _ops.check_not_in_place(f, recv if method else None)
+            _ops.check_not_in_place(f, recv if method else None, kwnames)
         if namer is not None:  # recv: the operator's operand values
             name, keep = namer(*recv)
             if keep is not None:

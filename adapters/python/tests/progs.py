@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 
+import irtrace
+
 
 def powsum(x, n):
     r = 0.0
@@ -74,12 +76,39 @@ def sum_sq_calls(x, n):  # an array passed to a call per iteration
     return s
 
 
+@irtrace.primitive
+def doubles(x):  # one primitive, unseen inside: out= in traced code is refused (InPlaceChange)
+    np.multiply(x, 2.0, out=x)
+
+
 def sum_sq_doubling(x, n):  # the same, the array doubled in place after each call
     s = 0.0
     for i in range(n):
         s = s + sq_at(x, i)
-        np.multiply(x, 2.0, out=x)  # (np.copyto is refused: InPlaceChange; out= is not)
+        doubles(x)
     return s
+
+
+def unpacks(x, t):  # a, b = t: as many items as targets, or Python's ValueError
+    a, b = t
+    return a * x + b
+
+
+def unpacks_nested(x, t):
+    (a, b), c = t
+    for u, v in [(x, a), (b, x)]:
+        c = c + u * v
+    return c
+
+
+def squares(x, v):
+    return np.square(x) + np.sum(np.square(v)) + np.square(3)
+
+
+def writes_out(x):
+    y = np.zeros(3)
+    np.multiply(x, 2.0, out=y)
+    return np.sum(y)
 
 
 def inv(x):

@@ -342,3 +342,46 @@ def test_np_dot_gradients(tmp_path):
     t, g = grad_of(tmp_path, progs.dot_loss, W, v)
     assert np.allclose(g.derivatives[0], np.outer(np.ones(3), v) + np.outer(2 * W @ v, v))
     assert np.allclose(g.derivatives[1], W.T @ np.ones(3) + 2 * W.T @ (W @ v) + 2 * v)
+
+
+def test_unpacking_checks_the_count(tmp_path):
+    # a, b = t took the first two items of a longer t where Python raises.
+    t, g = grad_of(tmp_path, progs.unpacks, 1.5, (2.0, 0.5))
+    assert t.result == progs.unpacks(1.5, (2.0, 0.5))
+    assert g.derivatives == [2.0, (1.5, 1.0)]
+    for bad, msg in [((1.0, 2.0, 3.0), r"too many values to unpack \(expected 2\)"),
+                     ((1.0,), r"not enough values to unpack \(expected 2, got 1\)")]:
+        with pytest.raises(ValueError, match=msg):
+            progs.unpacks(1.5, bad)  # Python's own words
+        with pytest.raises(ValueError, match=msg):
+            irtrace.track(progs.unpacks, 1.5, bad, out=tmp_path / "bad.fb")
+        check(tmp_path / "bad.fb")
+        assert irtrace.load(tmp_path / "bad.fb").metadata["status"] == "failed"
+    # A dict unpacks into its keys: not what reading items by index gives.
+    with pytest.raises(TypeError, match=r"irtrace unpacks tuples, .* not dict"):
+        irtrace.track(progs.unpacks, 1.5, {"a": 1.0, "b": 2.0})
+    # Nested targets and a loop's pairs are checked the same way.
+    x, a, b, c = 1.5, 2.0, -1.0, 0.25
+    t, g = grad_of(tmp_path, progs.unpacks_nested, x, ((a, b), c))
+    assert t.result == progs.unpacks_nested(x, ((a, b), c))
+    assert g.derivatives == [a + b, ((x, x), 1.0)]
+    with pytest.raises(ValueError, match="too many values"):
+        irtrace.track(progs.unpacks_nested, x, ((a, b, 3.0), c))
+
+
+def test_np_square_is_a_power(tmp_path):
+    v = np.array([1.0, -2.0, 0.5])
+    t, g = grad_of(tmp_path, progs.squares, 1.5, v)
+    assert t.result == progs.squares(1.5, v)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert ops.count("^") == 3 and "numpy.square" not in ops
+    assert g.derivatives[0] == 3.0
+    assert np.array_equal(g.derivatives[1], 2 * v)
+
+
+def test_out_argument_stops_the_run(tmp_path):
+    # np.multiply(x, 2.0, out=y) changed y where the trace held its zeros:
+    # the derivative through y came out 0.
+    with pytest.raises(irtrace.InPlaceChange, match=r"numpy\.multiply\(out=\)"):
+        irtrace.track(progs.writes_out, np.ones(3), out=tmp_path / "o.fb")
+    check(tmp_path / "o.fb")
