@@ -361,6 +361,13 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
   EXPECT_EQ(Eval("cat", {"1", "[1 2]", "[3.5 4.5]"}), "[1.0 2.0; 3.5 4.5]::Matrix{Float64}");
   EXPECT_EQ(Eval("cat", {"2", "[1 2]", "[3, 4]"}),
             "DimensionMismatch: cat: cannot join 1×2 and 2 along dimension 2");
+  // Tuples: along their one dimension, Python's t1 + t2; with tuples only.
+  EXPECT_EQ(Eval("cat", {"1", "(1, 2.5)", "()", "(true,)"}),
+            "(1, 2.5, true)::Tuple{Int64, Float64, Bool}");
+  EXPECT_EQ(Eval("cat", {"2", "(1, 2.5)", "(3,)"}).substr(0, 40),
+            "DimensionMismatch: cat: dimension 2 out ");
+  EXPECT_EQ(Eval("cat", {"1", "(1, 2.5)", "[3, 4]"}).substr(0, 38),
+            "MethodError: no method matching cat(::");
   EXPECT_EQ(Eval("unslice", {"[1.0, 2.0]", "[0.0, 0.0, 0.0, 0.0]", "1", "2", "4", "2"}),
             "[0.0, 1.0, 0.0, 2.0]::Vector{Float64}");
   // Python's slices: 0-based, stop excluded, negative from the end, clamped.

@@ -3,7 +3,7 @@
 
   check_python.py [--tolerance R] CODE.py TRACE.jsonl [ARG...]
 
-Calls the function of CODE.py (named as the trace's root call) with ARGs
+Calls the function of CODE.py (named after the trace's root call) with ARGs
 (Python literals; default: the trace's recorded arguments, from the root
 call's line of TRACE.jsonl, which irt-export --jsonl wrote), takes the
 function's variables when it returns (n7 holds node 7's value) and compares
@@ -24,6 +24,7 @@ irt-export(1)). Needs NumPy (Debian's python3-numpy).
 import importlib.util
 import json
 import math
+import re
 import struct
 import sys
 
@@ -130,7 +131,13 @@ def main():
     spec.loader.exec_module(mod)
     rows = [json.loads(line) for line in open(sys.argv[2])]
     root = rows[0]
-    name = root["op"] if root["op"] and root["op"].isidentifier() else "traced"
+    # The function the file's footer calls: the root call's name, or that
+    # name with "_" appended when the prelude's namespace has it.
+    name = re.search(r'^    print\((\w+)\(', open(sys.argv[1]).read(), re.M).group(1)
+    want = root["op"] if root["op"] and root["op"].isidentifier() else "traced"
+    if not name.startswith(want) or name.strip("_") != want.strip("_"):
+        print("the function is %s, not named after %s" % (name, want))
+        sys.exit(1)
     fn = getattr(mod, name)
     if len(sys.argv) > 3:
         args = [eval(a, {"f64": mod.f64, "f32": mod.f32, "tensor": mod.tensor})

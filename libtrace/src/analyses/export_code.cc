@@ -38,14 +38,20 @@ namespace {
 // (cmake/embed.cmake).
 #include "export_preludes.inc"
 
+// The tensor helpers of both preludes that also give tuples: size's, and
+// tuple, getslice and cat of tuples.
+bool GivesTuples(std::string_view op) {
+  return op == "size" || op == "tuple" || op == "getslice" || op == "cat";
+}
+
 using code::AppendCValue;
 using code::AppendPyValue;
 using code::CDType;
 using code::COp;
 using code::CType;
 using code::DTypeCode;
+using code::FunctionName;
 using code::Helper;
-using code::IsIdentifier;
 using code::TensorHelper;
 
 // What a language contributes to the straight-line code.
@@ -108,9 +114,7 @@ class PythonLang : public CodeLang {
       return e + ")";
     }
     if (h.empty()) h = TensorHelper(op, static_cast<uint32_t>(args.size()));
-    if (h.empty() ||
-        (result.kind() == VKind::kTuple && op != "size" && op != "tuple" && op != "getslice"))
-      return {};
+    if (h.empty() || (result.kind() == VKind::kTuple && !GivesTuples(op))) return {};
     e = std::string(h) + "(";
     for (size_t j = 0; j < args.size(); ++j) e += (j ? ", " : "") + args[j];
     return e + ")";
@@ -167,9 +171,7 @@ class CLang : public CodeLang {
       fn = Kernel(op, n, result.tensor().dtype);
     } else {
       h = TensorHelper(op, n);
-      if (h.empty() ||
-          (result.kind() == VKind::kTuple && op != "size" && op != "tuple" && op != "getslice"))
-        return {};
+      if (h.empty() || (result.kind() == VKind::kTuple && !GivesTuples(op))) return {};
       fn = "irt_" + std::string(h.substr(0, h.find_last_not_of('_') + 1));
     }
     if (fn.empty()) return {};
@@ -486,7 +488,7 @@ Status Generate(ChunkStream& stream, const CodeLang& lang, Output* out, CodeFact
         switch (kind) {
           case NodeKind::kCall: {
             if (place.depth == 0) {
-              sig_name = IsIdentifier(node.op()) ? std::string(node.op()) : "traced";
+              sig_name = FunctionName(node.op(), lang.Prelude(), lang.flag() == "--python");
               for (uint32_t j = 0; j < n; ++j) {
                 uint32_t c = node.operand_code(j);
                 Value v = c == 0 ? Value() : node.chunk().literal(c);

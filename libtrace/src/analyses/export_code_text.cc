@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,81 @@ bool IsIdentifier(std::string_view s) {
     if (!ok) return false;
   }
   return true;
+}
+
+std::string FunctionName(std::string_view op, std::string_view prelude, bool python) {
+  if (!IsIdentifier(op)) return "traced";
+  // Python's keywords and builtins (a module-level function would hide
+  // the builtin from the prelude), and the names the file's end uses.
+  static constexpr std::string_view kPython[] = {
+      "False",   "None",       "True",      "and",      "as",           "assert",     "async",
+      "await",   "break",      "class",     "continue", "def",          "del",        "elif",
+      "else",    "except",     "finally",   "for",      "from",         "global",     "if",
+      "import",  "in",         "is",        "lambda",   "nonlocal",     "not",        "or",
+      "pass",    "raise",      "return",    "try",      "while",        "with",       "yield",
+      "abs",     "aiter",      "all",       "anext",    "any",          "ascii",      "bin",
+      "bool",    "breakpoint", "bytearray", "bytes",    "callable",     "chr",        "classmethod",
+      "compile", "complex",    "copyright", "credits",  "delattr",      "dict",       "dir",
+      "divmod",  "enumerate",  "eval",      "exec",     "exit",         "filter",     "float",
+      "format",  "frozenset",  "getattr",   "globals",  "hasattr",      "hash",       "help",
+      "hex",     "id",         "input",     "int",      "isinstance",   "issubclass", "iter",
+      "len",     "license",    "list",      "locals",   "map",          "max",        "memoryview",
+      "min",     "next",       "object",    "oct",      "open",         "ord",        "pow",
+      "print",   "property",   "quit",      "range",    "repr",         "reversed",   "round",
+      "set",     "setattr",    "slice",     "sorted",   "staticmethod", "str",        "sum",
+      "super",   "tuple",      "type",      "vars",     "zip",          "sys",        "f64",
+      "f32"};
+  static constexpr std::string_view kC[] = {
+      "auto",    "break",  "case",     "char",   "const",    "continue", "default",
+      "do",      "double", "else",     "enum",   "extern",   "float",    "for",
+      "goto",    "if",     "inline",   "int",    "long",     "register", "restrict",
+      "return",  "short",  "signed",   "sizeof", "static",   "struct",   "switch",
+      "typedef", "union",  "unsigned", "void",   "volatile", "while",    "bool",
+      "true",    "false",  "main",     "NULL",   "INFINITY", "NAN"};
+  // Whether `name` is taken: listed above; in a Python prelude, defined,
+  // assigned or imported at the top, or an exception it raises; in a C
+  // prelude, of its irt_/IRT_ families or called (its C library's too).
+  auto taken = [&](const std::string& name) {
+    for (std::string_view k : python ? std::span<const std::string_view>(kPython)
+                                     : std::span<const std::string_view>(kC)) {
+      if (k == name) return true;
+    }
+    if (!python && (name.starts_with("irt_") || name.starts_with("IRT_"))) return true;
+    auto word_char = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    };
+    auto word_at = [&](size_t at) {
+      return (at == 0 || !word_char(prelude[at - 1])) &&
+             (at + name.size() == prelude.size() || !word_char(prelude[at + name.size()]));
+    };
+    for (size_t at = prelude.find(name); at != std::string_view::npos;
+         at = prelude.find(name, at + 1)) {
+      if (!word_at(at)) continue;
+      size_t after = at + name.size();
+      while (after < prelude.size() && prelude[after] == ' ') ++after;
+      const bool call = after < prelude.size() && prelude[after] == '(';
+      if (!python) {
+        if (call) return true;
+        continue;
+      }
+      // The word w just before the name, at the start of a line or not.
+      auto after_word = [&](std::string_view w, bool line_start) {
+        if (at < w.size() || prelude.substr(at - w.size(), w.size()) != w) return false;
+        const size_t b = at - w.size();
+        return b == 0 || (line_start ? prelude[b - 1] == '\n' : !word_char(prelude[b - 1]));
+      };
+      const bool assigned = after_word("", true) && after < prelude.size() && prelude[after] == '=';
+      if (assigned || after_word("def ", true) || after_word("class ", true) ||
+          after_word("import ", false) || after_word("as ", false) ||
+          (call && name.ends_with("Error"))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::string name(op);
+  while (taken(name)) name += '_';
+  return name;
 }
 
 namespace {

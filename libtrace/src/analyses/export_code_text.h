@@ -21,6 +21,13 @@ std::string_view Helper(std::string_view op, uint32_t arity);
 std::string_view TensorHelper(std::string_view op, uint32_t arity);
 // Whether s is a Python and C identifier (ASCII letters, digits, _).
 bool IsIdentifier(std::string_view s);
+// The generated function's name for a root call of `op`: op itself when it
+// is an identifier that nothing in the prelude's namespace uses (a name
+// the prelude defines, imports or calls, a keyword, a name of its C
+// library), else op with "_" appended until it is free; "traced" for an
+// op that is no identifier. (A function `cat` or `exp` would otherwise
+// replace the prelude's helper of that name.)
+std::string FunctionName(std::string_view op, std::string_view prelude, bool python);
 // The prelude's code of a tensor's element type: "f8", "f4", "i8", "i4", "b1".
 std::string_view DTypeCode(DType t);
 // A value as a Python expression that evaluates to it bit for bit; false

@@ -911,6 +911,18 @@ static inline irt_t irt_ungetslice(int na, const irt_t* a) { return irt_slicing(
 /* Tensors joined along dimension a[0], in the type that holds them all. */
 static inline irt_t irt_cat(int na, const irt_t* a) {
   int d = (int)irt_index(a[0]) - 1;
+  if (a[1]->kind == IRT_TUPLE) { /* tuples: their items in order */
+    int64_t n = 0;
+    for (int j = 1; j < na; ++j) {
+      if (a[j]->kind != IRT_TUPLE || d != 0) irt_fail("TypeError: cat: tuples are joined along dimension 1, with tuples only");
+      n += a[j]->n;
+    }
+    irt_t* items = (irt_t*)irt_alloc(sizeof(irt_t) * (size_t)(n ? n : 1));
+    int64_t k = 0;
+    for (int j = 1; j < na; ++j)
+      for (int64_t i = 0; i < a[j]->n; ++i) items[k++] = irt_item(a[j], i);
+    return irt_tuple(n, items);
+  }
   bool f64 = false, f32 = false, ints = false;
   for (int j = 1; j < na; ++j) {
     irt_t x = irt_tensor_of(a[j]);

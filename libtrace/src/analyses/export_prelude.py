@@ -795,6 +795,10 @@ def ungetslice(t, x, d, start, stop, step=None):
 
 
 def cat(d, *xs):
+    if isinstance(xs[0], tuple):  # tuples: one dimension, joined
+        if _index(d) != 1 or not all(isinstance(x, tuple) for x in xs):
+            raise TypeError("cat: tuples are joined along dimension 1, with tuples only")
+        return sum(xs, ())
     f64 = any(x.dtype == np.float64 for x in xs)
     f32 = any(x.dtype == np.float32 for x in xs)
     ints = any(x.dtype.kind == "i" for x in xs)

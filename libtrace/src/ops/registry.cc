@@ -77,7 +77,9 @@ constexpr auto kOps = std::to_array<OpDef>({
     Elem("atanh", 1, 0, SOp::kAtanh, "atanh(a)", "inverse hyperbolic tangent"),
     Op("broadcast_to", 2, 2, L, ops::BroadcastTo, "broadcast_to(x, like)",
        "x stretched to the shape of like, as broadcasting does"),
-    Op("cat", 3, V, L, ops::Cat, "cat(d, x1, x2, ...)", "tensors joined along dimension d"),
+    Op("cat", 3, V, L, ops::Cat, "cat(d, x1, x2, ...)",
+       "tensors joined along dimension d; tuples (d = 1) joined: their items in order, "
+       "derivatives passing through item by item"),
     Elem("cbrt", 1, 0, SOp::kCbrt, "cbrt(a)", "cube root (real, also below 0)"),
     Elem("cos", 1, 0, SOp::kCos, "cos(a)", "cosine"),
     Elem("cosh", 1, 0, SOp::kCosh, "cosh(a)", "hyperbolic cosine"),

@@ -336,9 +336,21 @@ Result<Value> Length(const OpDef& op, OpArgs a) {
 }
 // cat(d, x1, x2, ...): tensors of one rank, equal but along dimension d,
 // joined along d. The element type: Float64 if any is, else Float32 if any
-// is, else Int64 if any is an integer tensor, else Bool.
+// is, else Int64 if any is an integer tensor, else Bool. Tuples (d = 1, a
+// tuple's one dimension): their items in order, Python's t1 + t2.
 Result<Value> Cat(const OpDef& op, OpArgs a) {
   if (a.size() < 2) return NoMethod(op.name, a);
+  if (a[1].kind() == VKind::kTuple) {
+    std::vector<Value> items;
+    for (size_t i = 1; i < a.size(); ++i) {
+      if (a[i].kind() != VKind::kTuple) return NoMethod(op.name, a);
+      const std::vector<Value>& t = a[i].tuple();
+      items.insert(items.end(), t.begin(), t.end());
+    }
+    IRT_ASSIGN_OR_RETURN(size_t dim, DimArg(op.name, a[0], 1));
+    (void)dim;
+    return Value::MakeTuple(std::move(items));
+  }
   for (size_t i = 1; i < a.size(); ++i) {
     if (!IsTensor(a[i])) return NoMethod(op.name, a);
   }

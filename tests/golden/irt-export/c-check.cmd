@@ -45,6 +45,10 @@ irt-slice --backward @17 m.fb > sm.fb && check sm.fb
 # adjoints (ungetslice).
 irt-trace -o sl.fb testdata/ir/slices.ir sl "$W" "[1.5, -0.5, 0.25, 2.0]" && check sl.fb
 irt-grad --emit-trace sl.fb > gsl.fb && check gsl.fb
+# Tuples joined (cat of tuples, Python's t1 + t2), and their adjoints item
+# by item; the function is named sum (the code names it sum_ in Python).
+irt-trace -o tc.fb testdata/ir/tuplecat.ir sum 1.5 3 && check tc.fb
+irt-grad --emit-trace tc.fb > gtc.fb && check gtc.fb
 for step in 1.7 1.3; do
   mapfile -t A < <(/usr/bin/python3 "$IRT_SOURCE/tests/export/tensor_args.py" --step $step 7x5 5 9x6f32)
   irt-trace -o t.fb testdata/ir/tensorops.ir tops "${A[@]}" && check t.fb

@@ -77,6 +77,32 @@ Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t sl
     }
     return true;
   }
+  if (k.tuple_op == ClassInfo::kTupleCat) {
+    // cat(1, t1, t2, ...) of tuples: each receives its run of items.
+    if (k.f->vkind != VKind::kTuple) return false;  // tensors': the rule
+    TupleRefs dy;
+    if (!take(&dy)) return true;
+    size_t at = 0;
+    for (size_t j = 1; j < ops_.size(); ++j) {
+      const OperandVal& o = ops_[j];
+      if (o.vkind != VKind::kTuple) {
+        return InvalidArgument(e_.NodeName(id) + ": joins a tuple with what is not one");
+      }
+      const size_t n = static_cast<size_t>(o.chunk->tuple_size(o.bits));
+      if (o.varied && at + n <= dy.items.size()) {
+        TupleRefs part;
+        part.Resize(n);
+        for (size_t q = 0; q < n; ++q) {
+          part.items[q] = dy.items[at + q];
+          part.sub[q] = std::move(dy.sub[at + q]);
+        }
+        IRT_RETURN_IF_ERROR(
+            MergeRefs(tuple_items_[e_.Slot(o.target)], std::move(part), o.target, 0));
+      }
+      at += n;
+    }
+    return true;
+  }
   if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
   const OperandVal x = ops_[0];
   if (!x.varied) return true;

@@ -123,6 +123,8 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
         } else if (fc.kind == NodeKind::kPrimitive && fc.op == "getslice" &&
                    (fc.n_operands == 4 || fc.n_operands == 5)) {
           k.tuple_op = ClassInfo::kTupleSlice;
+        } else if (fc.kind == NodeKind::kPrimitive && fc.op == "cat" && fc.n_operands >= 2) {
+          k.tuple_op = ClassInfo::kTupleCat;
         }
         break;
       case NodeKind::kCall:

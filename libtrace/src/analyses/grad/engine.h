@@ -181,9 +181,17 @@ struct ClassInfo {
   bool y_real = false;  // the node's value is a real scalar
   bool fast = false;    // FastReverse may apply
   bool nondiff = false;
-  // tuple(a...), getitem(x, i), getindex(x, i), getslice(x, 1, ...):
-  // derivatives pass through tuples natively (TupleReverse), not by rules.
-  enum TupleOp : uint8_t { kNoTupleOp, kTupleMake, kTupleItem, kTupleIndex, kTupleSlice };
+  // tuple(a...), getitem(x, i), getindex(x, i), getslice(x, 1, ...),
+  // cat(1, t...): derivatives pass through tuples natively (TupleReverse),
+  // not by rules.
+  enum TupleOp : uint8_t {
+    kNoTupleOp,
+    kTupleMake,
+    kTupleItem,
+    kTupleIndex,
+    kTupleSlice,
+    kTupleCat
+  };
   TupleOp tuple_op = kNoTupleOp;
   std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)
   std::vector<double> lit_val;     // per operand: a real literal as binary64

@@ -395,6 +395,26 @@ Result<bool> GradEngine::TupleForward(const Loc& l, NodeId id, uint64_t slot, co
     tensor_tan_[slot] = Value::MakeTuple(std::move(items));
     return true;
   }
+  if (k.tuple_op == ClassInfo::kTupleCat) {
+    // cat(1, t1, t2, ...) of tuples: the operands' tangents joined.
+    if (Cls(l).f->vkind != VKind::kTuple) return false;  // tensors': the rule
+    std::vector<Value> items;
+    for (size_t j = 1; j < ops_.size(); ++j) {
+      const OperandVal& o = ops_[j];
+      if (o.vkind != VKind::kTuple) {
+        return InvalidArgument(NodeName(id) + ": joins a tuple with what is not one");
+      }
+      Value t = tangent(o);
+      if (t.kind() == VKind::kTuple) {
+        items.insert(items.end(), t.tuple().begin(), t.tuple().end());
+      } else {
+        items.resize(items.size() + static_cast<size_t>(o.chunk->tuple_size(o.bits)),
+                     Value::Nothing());
+      }
+    }
+    tensor_tan_[slot] = Value::MakeTuple(std::move(items));
+    return true;
+  }
   if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
   if (k.tuple_op == ClassInfo::kTupleSlice) {
     Value t = tangent(ops_[0]);

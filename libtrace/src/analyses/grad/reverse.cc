@@ -163,6 +163,28 @@ Result<bool> GradEngine::TupleReverse(const Loc& l, NodeId id, uint64_t slot, co
     }
     return true;
   }
+  if (k.tuple_op == ClassInfo::kTupleCat) {
+    // cat(1, t1, t2, ...) of tuples: each receives its run of items.
+    if (Facts(l).vkind != VKind::kTuple) return false;  // tensors': the rule
+    Operands(l, id, &ops_);
+    Value dy = AdjointValue(slot, l, /*take=*/true);
+    if (dy.kind() != VKind::kTuple) return true;  // none came
+    const std::vector<Value>& items = dy.tuple();
+    size_t at = 0;
+    for (size_t j = 1; j < ops_.size(); ++j) {
+      const OperandVal& o = ops_[j];
+      if (o.vkind != VKind::kTuple) {
+        return InvalidArgument(NodeName(id) + ": joins a tuple with what is not one");
+      }
+      const size_t n = static_cast<size_t>(o.chunk->tuple_size(o.bits));
+      for (size_t q = 0; o.varied && q < n && at + q < items.size(); ++q) {
+        if (items[at + q].kind() == VKind::kNothing) continue;
+        IRT_RETURN_IF_ERROR(AccumulateTupleItem(o.target, q, n, items[at + q]));
+      }
+      at += n;
+    }
+    return true;
+  }
   // getitem(x, i), getindex(x, i), getslice(x, 1, ...) of a tuple x.
   if (k.ref_index[0] < 0) return false;
   const NodeId x = RefTarget(l, id, static_cast<uint32_t>(k.ref_index[0]));
