@@ -131,6 +131,12 @@ class Block:
         self.number = 0
 
 
+def joins(op, operand):
+    """Whether `a + b` with this operand may join sequences: a list or tuple
+    display (`acc + [v]`, `t + (v,)`), named by the values when it runs."""
+    return isinstance(op, ast.Add) and isinstance(operand, (ast.List, ast.Tuple))
+
+
 def is_boolean(node):
     """Whether an expression's value is a bool whatever its operands: a
     comparison, a `not`, a bool literal, and/or of such."""
@@ -305,6 +311,8 @@ class Lowerer:
             if type(s.op) not in BINOPS:
                 self.fail(s, f"the operator {type(s.op).__name__}", "use a helper")
             pyop, name = BINOPS[type(s.op)]
+            if joins(s.op, s.value):
+                pyop = "+join"
             left = self.load_name(s.target)
             v = self.emit(Stmt("op", name, [left, self.expr(s.value)], s, self, pyop=pyop))
             self.write(s.target.id, self.cur, v)
@@ -655,6 +663,8 @@ class Lowerer:
             if type(e.op) not in BINOPS:
                 self.fail(e, f"the operator {type(e.op).__name__}", "use a helper")
             pyop, name = BINOPS[type(e.op)]
+            if joins(e.op, e.left) or joins(e.op, e.right):
+                pyop = "+join"
             a, b = self.expr(e.left), self.expr(e.right)
             return self.emit(Stmt("op", name, [a, b], e, self, pyop=pyop))
         if t is ast.UnaryOp:

@@ -119,8 +119,8 @@ def check_not_in_place(f, recv, kwnames=()):
     raise InPlaceChange(
         f"irtrace does not trace {what}: it changes a value in place, so the values "
         f"recorded from it before would be stale and derivatives through it lost; compute "
-        f"without changing values in place (accumulate in a variable, or work on whole "
-        f"NumPy arrays)")
+        f"without changing values in place (acc = acc + [v] grows a list; accumulate in a "
+        f"variable, or work on whole NumPy arrays)")
 
 
 def qualified(f):
@@ -162,7 +162,8 @@ def method_name(f, recv, nargs):
 
 # Operators whose recorded name depends on their operands' values (the
 # operation the standard set has for them, if any): a function of the
-# operand values giving (name, indices of the operands kept, or None).
+# operand values giving (name, the operands recorded, or None for all):
+# an index of an operand kept, or a 1-tuple holding a literal.
 def _matmul(a, b):
     if np is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if a.ndim == 2 and b.ndim in (1, 2):
@@ -192,7 +193,15 @@ def _seqlen(xs):
     return "builtins.len", None
 
 
-OPERAND_NAMED = {"@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen,
+def _join(a, b):
+    # a + b of two tuples or two lists joins them: the standard cat along a
+    # tuple's one dimension (a literal 1 first); anything else is `+`.
+    if (type(a) is tuple and type(b) is tuple) or (type(a) is list and type(b) is list):
+        return "cat", ((1,), 0, 1)
+    return "+", None
+
+
+OPERAND_NAMED = {"+join": _join, "@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen,
                  "numpy.dot": _matmul, "numpy.matmul": _matmul}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's

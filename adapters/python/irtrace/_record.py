@@ -101,6 +101,8 @@ def _pyexpr(s, x):
     op = s.pyop
     if op in _BIN:
         return f"{x[0]} {op} {x[1]}"
+    if op == "+join":
+        return f"{x[0]} + {x[1]}"
     return {"neg": lambda: f"-{x[0]}", "not": lambda: f"not {x[0]}", "pos": lambda: f"+{x[0]}",
             "invert": lambda: f"~{x[0]}", "bool": lambda: f"_irt_bool({x[0]})",
             "seqlen": lambda: f"_irt_seqlen({x[0]})",
@@ -317,7 +319,7 @@ class _FnRun:
         if namer is not None:  # recv: the operator's operand values
             name, keep = namer(*recv)
             if keep is not None:
-                operands = [operands[i] for i in keep]
+                operands = [i if isinstance(i, tuple) else operands[i] for i in keep]
         elif marked is not None:
             name = marked
         elif kind == K_CALL or lowered_or_none(f) is not None:

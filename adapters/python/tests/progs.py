@@ -214,3 +214,16 @@ def dots(W, v, u):  # np.dot and np.matmul, named as @ is by their operands
 def dot_loss(W, v):
     y = np.dot(W, v)
     return np.sum(y) + np.dot(y, y) + np.dot(v, v)
+
+
+def grows(x, n):  # a list grown by joining, as the in-place append is refused
+    acc = []
+    for i in range(n):
+        acc = acc + [x * i]
+    t = (x,) + (2.0 * x, 3.0)
+    acc += [x * x]
+    return acc[1] * acc[-1] + t[1] + (acc + [x])[-1]
+
+
+def adds_list(v):
+    return v + [1.0, 2.0]

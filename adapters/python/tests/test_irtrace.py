@@ -385,3 +385,24 @@ def test_out_argument_stops_the_run(tmp_path):
     with pytest.raises(irtrace.InPlaceChange, match=r"numpy\.multiply\(out=\)"):
         irtrace.track(progs.writes_out, np.ones(3), out=tmp_path / "o.fb")
     check(tmp_path / "o.fb")
+
+
+def test_sequences_joined(tmp_path):
+    # acc + [v] and t + (v,) recorded `+`, which has no tuple meaning in
+    # the standard set: irt-grad and irt-replay stopped. They are now cat.
+    x = 1.5
+    t, g = grad_of(tmp_path, progs.grows, x, 3)
+    assert t.result == progs.grows(x, 3)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert ops.count("cat") == 6 and "+" in ops  # 3 in the loop; its counter keeps +
+    assert g.derivatives[0] == 3 * x * x + 2.0 + 1.0  # d/dx (x * x^2 + 2x + x)
+    if BIN:
+        r = subprocess.run([os.path.join(BIN, "irt-replay"), "--set", "@2=2.0", "-o",
+                            str(tmp_path / "r.fb"), str(tmp_path / "t.fb")], capture_output=True)
+        assert r.returncode == 0, r.stderr
+        assert irtrace.load(tmp_path / "r.fb").root.value == progs.grows(2.0, 3)
+    # An array plus a list display stays the elementwise +.
+    v = np.array([1.0, 2.0])
+    tv = irtrace.track(progs.adds_list, v, out=tmp_path / "v.fb")
+    assert np.array_equal(tv.result, progs.adds_list(v))
+    assert "cat" not in [k.op for k in tv.root.children if k.kind == "Primitive"]
