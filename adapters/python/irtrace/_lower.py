@@ -714,6 +714,12 @@ class Lowerer:
                     self.fail(k.value, "'**' arguments in calls", "pass the arguments by name")
                 kwnames.append(k.arg)
             f = e.func
+            if isinstance(f, ast.Attribute) and self.dotted(f) is None and \
+                    f.attr in _ops.AXIS_METHODS:
+                axis = self.axis_args(e, 0)
+                if axis is not None:  # x.sum(axis=k): see lower_axis
+                    return self.lower_axis(e, self.expr(f.value), *axis, _ops.AXIS_METHODS[f.attr],
+                                           method=f.attr)
             if isinstance(f, ast.Attribute) and self.dotted(f) is None:
                 recv = self.expr(f.value)
                 args = [recv] + [self.expr(x) for x in e.args]
@@ -724,8 +730,13 @@ class Lowerer:
             d = self.dotted(f)
             if d is None:
                 self.fail(e, "calls of computed functions", "call a function by its name")
-            args = [self.expr(x) for x in e.args] + [self.expr(k.value) for k in e.keywords]
             where = "cell" if d[0] in self.free else "name"
+            std = _ops.AXIS_FUNCTIONS.get(self.resolve(d)) if where == "name" else None
+            axis = self.axis_args(e, 1) if std is not None else None
+            if axis is not None:  # np.sum(x, axis=k): see lower_axis
+                return self.lower_axis(e, self.expr(e.args[0]), *axis, std,
+                                       callee=(where, ".".join(d)))
+            args = [self.expr(x) for x in e.args] + [self.expr(k.value) for k in e.keywords]
             resolved = self.resolve(d) if not kwnames and where == "name" else None
             literal_form = _ops.LITERAL_FORMS.get(resolved) if len(e.args) == 1 else None
             if literal_form is not None:
@@ -743,6 +754,47 @@ class Lowerer:
             s.kwnames = tuple(kwnames)
             return self.emit(s)
         self.fail(e, f"'{t.__name__}' expressions", "move the computation into a helper")
+
+    def axis_args(self, e, first):
+        """(axis, keepdims) of a reduction along one axis, `f(x, axis[,
+        keepdims])` or `x.f(axis[, keepdims])` with literal arguments (by
+        position or by name; `first`: the positional index of the axis), or
+        None for any other call."""
+        if any(isinstance(a, ast.Starred) for a in e.args) or len(e.args) > first + 2:
+            return None
+        given = dict(zip(["axis", "keepdims"], e.args[first:]))
+        for k in e.keywords:
+            if k.arg not in ("axis", "keepdims") or k.arg in given:
+                return None
+            given[k.arg] = k.value
+        if len(e.args) < first or "axis" not in given:
+            return None
+        axis, keep = self.literal(given["axis"]), self.literal(given.get("keepdims"))
+        if type(axis) is not int or ("keepdims" in given and type(keep) is not bool):
+            return None
+        return axis, bool(keep)
+
+    def lower_axis(self, e, x, axis, keepdims, std, callee=None, method=None):
+        """np.sum(x, axis=k) and the like (x.sum(axis=k); mean, max, min):
+        the standard reduction along dimension d (1-based, from x's number
+        of dimensions when it runs), which keeps the dimension as NumPy's
+        keepdims=True does; then, unless keepdims, getitem(s, nothing...,
+        0) drops it, as NumPy does. Both computed by NumPy."""
+        s = Stmt("op", std, [x, Const(axis), Const(True)], e, self, pyop="reduce",
+                 callee=callee if method is None else method)
+        s.kwnames = ("axis", "keepdims")
+        s.method, s.std = method is not None, std
+        # The IR text names it as a keyword call is named (ir_call_name).
+        s.ir_name = method if method is not None else \
+            _ops.qualified(self.resolve(callee[1].split(".")))
+        s.fallback = None if method is not None else s.ir_name + "(axis=, keepdims=)"
+        s = self.emit(s)
+        if keepdims:
+            return s
+        drop = Stmt("op", "getitem", [s, Const(axis)], e, self, pyop="dropaxis")
+        drop.kwnames = ("axis",)
+        drop.ir_name = "numpy.squeeze"
+        return self.emit(drop)
 
     def lower_subscript(self, e):
         """x[i], x[i, j], and slices: x[a:b:c] is getslice(x, 1, a, b, c)

@@ -193,6 +193,35 @@ def _seqlen(xs):
     return "builtins.len", None
 
 
+# Reductions along one axis (np.sum(x, axis=k), x.sum(axis=k)), lowered
+# to the standard reduction along dimension d, which keeps the dimension,
+# then getitem(s, nothing..., 0), which drops it (_lower.lower_axis).
+AXIS_FUNCTIONS = {}
+AXIS_METHODS = {"sum": "sum", "mean": "mean", "max": "maximum", "min": "minimum"}
+if np is not None:
+    AXIS_FUNCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "maximum", np.min: "minimum",
+                      np.amax: "maximum", np.amin: "minimum"}
+
+
+def axis_reduction(std, fallback, method, x, axis, keepdims):
+    """The name and operands of reduce(x, axis, keepdims=True) (a namer):
+    the standard reduction along dimension axis + 1 of an array, else the
+    call's qualified name with its three operands."""
+    if np is not None and isinstance(x, np.ndarray) and -x.ndim <= axis < x.ndim:
+        return std, (0, (axis % x.ndim + 1,))
+    if method is not None:
+        fallback = qualified(getattr(x, method)) + "(axis=, keepdims=)"
+    return fallback, None
+
+
+def drop_axis(v, axis):
+    """The name and operands of NumPy's v[:, ..., 0] along `axis` (a namer):
+    the standard getitem with nothing for each dimension before it."""
+    if np is not None and isinstance(v, np.ndarray) and -v.ndim <= axis < v.ndim:
+        return "getitem", (0,) + ((None,),) * (axis % v.ndim) + ((0,),)
+    return "numpy.squeeze(axis=)", None
+
+
 def _join(a, b):
     # a + b of two tuples or two lists joins them: the standard cat along a
     # tuple's one dimension (a literal 1 first); anything else is `+`.
@@ -201,7 +230,7 @@ def _join(a, b):
     return "+", None
 
 
-OPERAND_NAMED = {"+join": _join, "@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen,
+OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen,
                  "numpy.dot": _matmul, "numpy.matmul": _matmul}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's

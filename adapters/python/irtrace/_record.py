@@ -8,6 +8,7 @@ of a traced function is a `yield` to the driver, which keeps the call
 stack in a list: recursion depth is bounded by memory, not by Python's
 recursion limit.
 """
+import functools
 import sys
 import sysconfig
 import types
@@ -111,6 +112,10 @@ def _pyexpr(s, x):
             "numpy.matmul": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
             "call1": lambda: f"{_callee(s)}({x[0]})",
             "unpack": lambda: f"_irt_unpack({x[0]}, {s.unpack})[{x[1]}]",
+            "reduce": lambda: (f"{x[0]}.{s.callee}" if s.method else _callee(s)) +
+            (f"(axis={x[1]}, keepdims=True)" if s.method else
+             f"({x[0]}, axis={x[1]}, keepdims=True)"),
+            "dropaxis": lambda: f"_irt_drop({x[0]}, {x[1]})",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "list": lambda: "[" + "".join(a + ", " for a in x) + "]",
@@ -174,6 +179,9 @@ def _generate(lf):
             info = ("stmt", s)
             x = [_v(a, consts) for a in s.args]
             namer = _ops.OPERAND_NAMED.get(s.pyop if s.kind == "op" else None)
+            if s.pyop == "reduce":
+                namer = functools.partial(_ops.axis_reduction, s.std, s.fallback,
+                                          s.callee if s.method else None)
             if namer is not None and s.pyop == "getattr" and s.args[1].value != "T":
                 namer = None
             if namer is not None:  # an operator whose name depends on its operands' values
@@ -249,14 +257,14 @@ def _generate(lf):
                 break
     emit("yield  # unreachable: makes every instrumented function a generator", entry, 2)
     cells = [f"_irt_cell_{n}" for n in lf.fn.__code__.co_freevars]
-    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack{''.join(', ' + c for c in cells)}):\n"
+    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack, _irt_drop{''.join(', ' + c for c in cells)}):\n"
            + "\n".join(lines) + "\n    return _irt_run\n")
     code = compile(src, f"<irtrace {lf.name}>", "exec")
     ns = {}
     exec(code, {"__builtins__": __builtins__}, ns)
     factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
     closure = lf.fn.__closure__ or ()
-    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, *closure)
+    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, _drop, *closure)
     lf.nargs = len(params) - 1
     lf.gen_code = lf.gen.__code__
     lf.specs = specs
@@ -288,6 +296,13 @@ def _unpack(xs, n):
     raise TypeError(f"irtrace unpacks tuples, lists, strings, ranges and arrays (of at least "
                     f"one dimension) into several targets, not {type(xs).__name__}; convert "
                     f"it with tuple(...) first")
+
+
+def _drop(v, axis):
+    """NumPy's v[:, ..., 0] along `axis`: a reduction's kept dimension dropped."""
+    if _ops.np is not None and isinstance(v, _ops.np.ndarray) and -v.ndim <= axis < v.ndim:
+        return v[(slice(None),) * (axis % v.ndim) + (0,)]
+    return _ops.np.squeeze(v, axis=axis)
 
 
 # ---------------------------------------------------------------------------
@@ -330,11 +345,13 @@ class _FnRun:
             name = _ops.method_name(f, recv, len(operands))
         else:
             name = _ops.op_name(f, len(operands))
-        c = self.by_name.get((site, name, kind))
+        # A namer's literal operands may differ from run to run of the site.
+        key = (site, name, kind, tuple(operands) if namer is not None else None)
+        c = self.by_name.get(key)
         if c is None:
             c = self.run.define(self.lf.name, kind, name, b, pos, 0, line, col, False, False,
                                 operands)
-            self.by_name[(site, name, kind)] = c
+            self.by_name[key] = c
         if f is not None and not method and type(f) is not types.MethodType:
             try:  # (a bound method would keep its receiver: found by name each time)
                 self.dyn[(site, f, kind)] = c

@@ -227,3 +227,17 @@ def grows(x, n):  # a list grown by joining, as the in-place append is refused
 
 def adds_list(v):
     return v + [1.0, 2.0]
+
+
+def axes(X, y, T):  # reductions along one axis, as NumPy programs write them
+    e = np.exp(X - np.max(X, axis=1, keepdims=True))
+    p = e / np.sum(e, axis=1, keepdims=True)
+    m = X.mean(axis=0)
+    s = np.sum(X, axis=-1)
+    u = np.sum(T, 1) * np.min(T, axis=-2)  # (2, 4) from a (2, 3, 4) tensor
+    return np.sum(p * y) + np.sum(m * m) + np.sum(s) + X.sum(1)[0] + \
+        np.sum(u) + np.sum(np.mean(s, axis=0))
+
+
+def axes_of_list(rows):
+    return np.sum(rows, axis=0)
