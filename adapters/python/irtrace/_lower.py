@@ -802,11 +802,11 @@ class Lowerer:
         one getslice per dimension sliced, then getitem of the integers with
         nothing for each slice (Python's `:`). A ':' alone records nothing."""
         parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-        for p in parts:
-            if (isinstance(p, ast.Constant) and p.value is None) or \
-                    (isinstance(p, ast.Attribute) and p.attr == "newaxis"):
-                self.fail(p, "new axes (None, np.newaxis) in an index",
-                          "reshape, or np.expand_dims in a helper")
+        new = [p for p in parts if (isinstance(p, ast.Constant) and p.value is None) or
+               (isinstance(p, ast.Attribute) and p.attr == "newaxis" and
+                self.dotted(p) is not None)]
+        if new:
+            return self.lower_new_axes(e, parts, new)
         if not any(isinstance(p, ast.Slice) for p in parts):
             if isinstance(e.slice, ast.Tuple):
                 idx = [self.expr(x) for x in parts]
@@ -834,6 +834,34 @@ class Lowerer:
         if idx:  # x[i, :, j,]: a list refuses it, as Python does
             v = self.emit(Stmt("op", "getitem", [v] + idx, e, self, pyop="[i,]"))
         return v
+
+    def lower_new_axes(self, e, parts, new):
+        """x[:, None] and the like: x indexed by the parts that are not new
+        axes (as lower_subscript does), then reshape to the result's
+        dimensions (read from the value when it runs: a 1 for each new
+        axis), computed by NumPy's own indexing."""
+        if any(isinstance(p, (ast.Starred)) or (isinstance(p, ast.Constant) and
+                                                 p.value is Ellipsis) for p in parts):
+            self.fail(new[0], "new axes (None, np.newaxis) with '...' in an index",
+                      "write each dimension's ':'")
+        rest = [p for p in parts if not any(p is q for q in new)]
+        if rest and not all(isinstance(p, ast.Slice) and p.lower is None and p.upper is None
+                            and p.step is None for p in rest):
+            inner = ast.Subscript(value=e.value, ctx=ast.Load(),
+                                  slice=rest[0] if len(rest) == 1 else
+                                  ast.Tuple(elts=rest, ctx=ast.Load()))
+            ast.copy_location(inner, e)
+            v = self.lower_subscript(inner)
+        else:
+            v = self.expr(e.value)
+        # Each part as the reshape sees it: s, a dimension kept (a slice);
+        # i, one dropped (an integer); n, a new axis.
+        kinds = "".join("n" if any(p is q for q in new) else "s" if isinstance(p, ast.Slice)
+                        else "i" for p in parts)
+        s = Stmt("op", "reshape", [v], e, self, pyop="newaxis")
+        s.kinds = kinds
+        s.ir_name = "numpy.expand_dims"
+        return self.emit(s)
 
     def is_builtin(self, f, name):
         """Whether the callee f is Python's builtin `name` (not shadowed)."""

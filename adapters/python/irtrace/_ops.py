@@ -222,6 +222,24 @@ def drop_axis(v, axis):
     return "numpy.squeeze(axis=)", None
 
 
+def new_axes(kinds, v):
+    """The name and operands of v[...] with new axes (a namer; `kinds`:
+    each part of the index, s a slice, i an integer, n a new axis, after v
+    was indexed by the s and i parts): reshape to the result's dimensions."""
+    if np is None or not isinstance(v, np.ndarray) or v.ndim < kinds.count("s"):
+        raise TypeError(f"irtrace indexes arrays with new axes (None), not "
+                        f"{type(v).__name__}")
+    dims, k = [], 0
+    for c in kinds:
+        if c == "n":
+            dims.append(1)
+        elif c == "s":
+            dims.append(v.shape[k])
+            k += 1
+    dims += v.shape[k:]
+    return "reshape", (0,) + tuple((int(d),) for d in dims)
+
+
 def _join(a, b):
     # a + b of two tuples or two lists joins them: the standard cat along a
     # tuple's one dimension (a literal 1 first); anything else is `+`.

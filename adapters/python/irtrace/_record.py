@@ -116,6 +116,8 @@ def _pyexpr(s, x):
             (f"(axis={x[1]}, keepdims=True)" if s.method else
              f"({x[0]}, axis={x[1]}, keepdims=True)"),
             "dropaxis": lambda: f"_irt_drop({x[0]}, {x[1]})",
+            "newaxis": lambda: f"{x[0]}[" + "".join(
+                {"s": ":, ", "n": "None, ", "i": ""}[c] for c in s.kinds) + "]",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
             "tuple": lambda: "(" + "".join(a + ", " for a in x) + ")",
             "list": lambda: "[" + "".join(a + ", " for a in x) + "]",
@@ -179,6 +181,8 @@ def _generate(lf):
             info = ("stmt", s)
             x = [_v(a, consts) for a in s.args]
             namer = _ops.OPERAND_NAMED.get(s.pyop if s.kind == "op" else None)
+            if s.pyop == "newaxis":
+                namer = functools.partial(_ops.new_axes, s.kinds)
             if s.pyop == "reduce":
                 namer = functools.partial(_ops.axis_reduction, s.std, s.fallback,
                                           s.callee if s.method else None)

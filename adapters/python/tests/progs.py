@@ -146,6 +146,13 @@ def newaxis(x):
     return x[:, None]
 
 
+def pairwise(X, mu, i):  # broadcasting through new axes, as vectorized models write it
+    D = X[:, None, :] - mu[None, :, :]  # (n, k, d)
+    r = X[i, None, :] * mu[np.newaxis]  # (1, k, d)... broadcast with (k, d)
+    c = X[:, 0][:, np.newaxis] + mu[:, 1][None]
+    return np.sum(D * D) + np.sum(r) + np.sum(c ** 2) + np.sum(X[None])
+
+
 def newaxis_var(x, i):
     return x[i]
 

@@ -225,10 +225,30 @@ def test_columns_and_mixed_subscripts(tmp_path):
     assert np.array_equal(g.derivatives[0], want)
 
 
-def test_new_axis_refused():
-    with pytest.raises(irtrace.UnsupportedSyntax,
-                       match=r"progs.py:\d+:\d+: new axes \(None, np.newaxis\) in an index"):
-        irtrace.track(progs.newaxis, np.ones(2))
+def test_new_axes(tmp_path):
+    # x[:, None] was refused: it is x indexed by the other parts, then
+    # reshaped to the result's dimensions.
+    t = irtrace.track(progs.newaxis, np.array([1.0, 2.0]))
+    assert t.result.shape == (2, 1)
+    kids = [k for k in t.root.children if k.kind == "Primitive"]
+    assert [(k.op, k.operands) for k in kids] == \
+        [("reshape", [("ref", 2), ("literal", 2), ("literal", 1)])]
+    rng = np.random.default_rng(3)
+    X, mu = rng.normal(size=(4, 3)), rng.normal(size=(2, 3))
+    t, g = grad_of(tmp_path, progs.pairwise, X, mu, 1)
+    assert t.result == progs.pairwise(X, mu, 1)
+    h = 1e-6
+    for arg, i in ((X, 0), (mu, 1)):
+        fd = np.zeros_like(arg)
+        for j in np.ndindex(arg.shape):
+            e = np.zeros_like(arg)
+            e[j] = h
+            a = [X, mu, 1]
+            a[i] = arg + e
+            hi = progs.pairwise(*a)
+            a[i] = arg - e
+            fd[j] = (hi - progs.pairwise(*a)) / (2 * h)
+        assert np.allclose(g.derivatives[i], fd, rtol=1e-7, atol=1e-7)
     # A None index from a variable stops the run when it comes.
     with pytest.raises(TypeError, match="does not trace None .* as an index"):
         irtrace.track(progs.newaxis_var, np.ones(2), None)
