@@ -731,6 +731,10 @@ class Lowerer:
             if d is None:
                 self.fail(e, "calls of computed functions", "call a function by its name")
             where = "cell" if d[0] in self.free else "name"
+            if where == "name" and _ops.np is not None and self.resolve(d) is _ops.np.clip and \
+                    len(e.args) == 3 and not e.keywords and \
+                    not any(isinstance(a, ast.Starred) for a in e.args):
+                return self.lower_clip(e)
             std = _ops.AXIS_FUNCTIONS.get(self.resolve(d)) if where == "name" else None
             axis = self.axis_args(e, 1) if std is not None else None
             if axis is not None:  # np.sum(x, axis=k): see lower_axis
@@ -834,6 +838,17 @@ class Lowerer:
         if idx:  # x[i, :, j,]: a list refuses it, as Python does
             v = self.emit(Stmt("op", "getitem", [v] + idx, e, self, pyop="[i,]"))
         return v
+
+    def lower_clip(self, e):
+        """np.clip(x, lo, hi): the standard max(x, lo), then min(., hi), as
+        NumPy defines it (np.minimum(np.maximum(x, lo), hi)); a literal
+        None bound leaves its side out."""
+        x, lo, hi = (self.expr(a) for a in e.args)
+        for bound, std, pyop in ((lo, "max", "npmaximum"), (hi, "min", "npminimum")):
+            if isinstance(bound, Const) and bound.value is None:
+                continue
+            x = self.emit(Stmt("op", std, [x, bound], e, self, pyop=pyop))
+        return x
 
     def lower_new_axes(self, e, parts, new):
         """x[:, None] and the like: x indexed by the parts that are not new

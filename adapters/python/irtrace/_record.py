@@ -116,6 +116,8 @@ def _pyexpr(s, x):
             (f"(axis={x[1]}, keepdims=True)" if s.method else
              f"({x[0]}, axis={x[1]}, keepdims=True)"),
             "dropaxis": lambda: f"_irt_drop({x[0]}, {x[1]})",
+            "npmaximum": lambda: f"_irt_np.maximum({x[0]}, {x[1]})",
+            "npminimum": lambda: f"_irt_np.minimum({x[0]}, {x[1]})",
             "newaxis": lambda: f"{x[0]}[" + "".join(
                 {"s": ":, ", "n": "None, ", "i": ""}[c] for c in s.kinds) + "]",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
@@ -261,14 +263,15 @@ def _generate(lf):
                 break
     emit("yield  # unreachable: makes every instrumented function a generator", entry, 2)
     cells = [f"_irt_cell_{n}" for n in lf.fn.__code__.co_freevars]
-    src = (f"def _irt_factory(_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack, _irt_drop{''.join(', ' + c for c in cells)}):\n"
+    helpers = "_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack, _irt_drop, _irt_np"
+    src = (f"def _irt_factory({helpers}{''.join(', ' + c for c in cells)}):\n"
            + "\n".join(lines) + "\n    return _irt_run\n")
     code = compile(src, f"<irtrace {lf.name}>", "exec")
     ns = {}
     exec(code, {"__builtins__": __builtins__}, ns)
     factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
     closure = lf.fn.__closure__ or ()
-    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, _drop, *closure)
+    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, _drop, _ops.np, *closure)
     lf.nargs = len(params) - 1
     lf.gen_code = lf.gen.__code__
     lf.specs = specs

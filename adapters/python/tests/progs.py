@@ -248,3 +248,8 @@ def axes(X, y, T):  # reductions along one axis, as NumPy programs write them
 
 def axes_of_list(rows):
     return np.sum(rows, axis=0)
+
+
+def clipped(p, x):  # a probability kept off 0 and 1, as log-likelihoods do
+    q = np.clip(p, 1e-3, 1.0 - 1e-3)
+    return np.sum(np.log(q)) + np.clip(x, 0.0, None) + np.clip(x, None, 0.5)

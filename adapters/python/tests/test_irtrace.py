@@ -463,3 +463,13 @@ def test_reductions_along_an_axis(tmp_path):
     assert list(t.result) == [4.0, 6.0]
     assert [k.op for k in t.root.children if k.kind == "Primitive"] == \
         ["numpy.sum(axis=, keepdims=)", "getitem"]
+
+
+def test_clip(tmp_path):
+    p = np.array([0.5, 1e-5, 0.9999, 0.2])
+    t, g = grad_of(tmp_path, progs.clipped, p, 0.75)
+    assert t.result == progs.clipped(p, 0.75)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert ops.count("max") == 2 and ops.count("min") == 2 and "numpy.clip" not in ops
+    assert np.array_equal(g.derivatives[0], [2.0, 0.0, 0.0, 5.0])  # 1/p where not clipped
+    assert g.derivatives[1] == 1.0  # max(x, 0) grows with x; min(x, 0.5) is 0.5
