@@ -7,22 +7,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import irtrace  # noqa: E402
+from central import central  # noqa: E402
 import real_progs as rp  # noqa: E402
-
-
-def central(f, args, i, h=1e-6):
-    """d f(*args) / d args[i], element by element."""
-    a = list(args)
-    x = np.array(a[i], dtype=float)
-    g = np.zeros_like(x)
-    for j in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[j] = h
-        a[i] = x + e
-        hi = f(*a)
-        a[i] = x - e
-        g[j] = (hi - f(*a)) / (2 * h)
-    return g
 
 
 def check(f, args, wrt, tmp_path):
