@@ -248,8 +248,8 @@ def _join(a, b):
     return "+", None
 
 
-OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t, "seqlen": _seqlen, "len": _seqlen,
-                 "numpy.dot": _matmul, "numpy.matmul": _matmul}
+OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t,
+                 "seqlen": _seqlen, "len": _seqlen, "numpy.dot": _matmul, "numpy.matmul": _matmul}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
 # name for a vector on the left). Resolved where the function is lowered.

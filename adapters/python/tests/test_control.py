@@ -224,7 +224,8 @@ def test_keyword_arguments_in_calls(tmp_path):
     # Library calls with keywords keep their names (but reductions along an
     # axis, which are standard); calls of traced functions bind keywords to
     # parameters, defaults included.
-    assert "⟨numpy.cumsum(axis=)⟩(@2, ⟨0⟩) → [0.0 1.0 2.0; 3.0 5.0 7.0]::Matrix{Float64}" in text
+    assert "⟨numpy.cumsum(axis=)⟩(@2, ⟨0⟩) → [0.0 1.0 2.0; 3.0 5.0 7.0]::Matrix{Float64}" \
+        in text
     assert "⟨sum⟩(@2, ⟨2⟩) → [3.0; 12.0;;]" in text
     assert "⟨getitem⟩(@6, ⟨nothing⟩, ⟨0⟩) → [3.0, 12.0]" in text
     calls = [n for n in t.root.children if n.op == "scaled"]
