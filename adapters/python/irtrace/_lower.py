@@ -720,6 +720,18 @@ class Lowerer:
                 if axis is not None:  # x.sum(axis=k): see lower_axis
                     return self.lower_axis(e, self.expr(f.value), *axis, _ops.AXIS_METHODS[f.attr],
                                            method=f.attr)
+            if isinstance(f, ast.Attribute) and self.dotted(f) is None and not e.keywords and \
+                    f.attr in ("ravel", "flatten", "dot") and \
+                    len(e.args) == (f.attr == "dot") and \
+                    not any(isinstance(a, ast.Starred) for a in e.args):
+                # x.ravel(), x.flatten(): reshape(x, n); x.dot(y) as np.dot.
+                args = [self.expr(f.value)] + [self.expr(a) for a in e.args]
+                if f.attr == "dot":
+                    return self.emit(Stmt("op", "numpy.ndarray.dot", args, e, self,
+                                          pyop="dotmethod"))
+                s = Stmt("op", "reshape", args, e, self, pyop="flat", callee=f.attr)
+                s.method = True
+                return self.emit(s)
             if isinstance(f, ast.Attribute) and self.dotted(f) is None:
                 recv = self.expr(f.value)
                 args = [recv] + [self.expr(x) for x in e.args]
@@ -731,10 +743,11 @@ class Lowerer:
             if d is None:
                 self.fail(e, "calls of computed functions", "call a function by its name")
             where = "cell" if d[0] in self.free else "name"
-            if where == "name" and _ops.np is not None and self.resolve(d) is _ops.np.clip and \
-                    len(e.args) == 3 and not e.keywords and \
-                    not any(isinstance(a, ast.Starred) for a in e.args):
-                return self.lower_clip(e)
+            lowering = _ops.LOWERED.get(self.resolve(d)) if where == "name" else None
+            if lowering is not None and not any(isinstance(a, ast.Starred) for a in e.args):
+                v = getattr(self, "lower_" + lowering)(e, (where, ".".join(d)))
+                if v is not None:
+                    return v
             std = _ops.AXIS_FUNCTIONS.get(self.resolve(d)) if where == "name" else None
             axis = self.axis_args(e, 1) if std is not None else None
             if axis is not None:  # np.sum(x, axis=k): see lower_axis
@@ -749,7 +762,8 @@ class Lowerer:
                 name, lit = literal_form
                 return self.emit(Stmt("op", name, args + [Const(lit)], e, self,
                                       pyop="call1", callee=(where, ".".join(d))))
-            by_value = _ops.NAMED_BY_OPERANDS.get(resolved) if len(e.args) == 2 else None
+            by_value, arity = _ops.NAMED_BY_OPERANDS.get(resolved, (None, None))
+            by_value = by_value if len(e.args) == arity else None
             if by_value is not None:
                 # Named by its operands' values when it runs, as `@` is.
                 return self.emit(Stmt("op", by_value, args, e, self, pyop=by_value,
@@ -839,16 +853,85 @@ class Lowerer:
             v = self.emit(Stmt("op", "getitem", [v] + idx, e, self, pyop="[i,]"))
         return v
 
-    def lower_clip(self, e):
+    # NumPy functions lowered to standard operations (_ops.LOWERED): each
+    # takes the call and its callee, and returns the value, or None to
+    # leave the call as it is (other arguments than it handles).
+
+    def lower_clip(self, e, callee):
         """np.clip(x, lo, hi): the standard max(x, lo), then min(., hi), as
         NumPy defines it (np.minimum(np.maximum(x, lo), hi)); a literal
         None bound leaves its side out."""
+        if len(e.args) != 3 or e.keywords:
+            return None
         x, lo, hi = (self.expr(a) for a in e.args)
         for bound, std, pyop in ((lo, "max", "npmaximum"), (hi, "min", "npminimum")):
             if isinstance(bound, Const) and bound.value is None:
                 continue
             x = self.emit(Stmt("op", std, [x, bound], e, self, pyop=pyop))
         return x
+
+    def lower_outer(self, e, callee):
+        """np.outer(a, b): a as a column times b as a row, NumPy's own
+        definition (multiply(a.ravel()[:, None], b.ravel()[None, :]))."""
+        if len(e.args) != 2 or e.keywords:
+            return None
+        a, b = (self.expr(x) for x in e.args)
+        col = self.emit(self.flat(e, a, "column"))
+        row = self.emit(self.flat(e, b, "row"))
+        return self.emit(Stmt("op", "*", [col, row], e, self, pyop="*"))
+
+    def lower_ravel(self, e, callee):
+        """np.ravel(x): reshape(x, n)."""
+        if len(e.args) != 1 or e.keywords:
+            return None
+        return self.emit(self.flat(e, self.expr(e.args[0]), "ravel"))
+
+    def flat(self, e, x, how):
+        """reshape(x, dims), x raveled to a vector, a column or a row (dims
+        read from the value when it runs), computed by NumPy."""
+        s = Stmt("op", "reshape", [x], e, self, pyop="flat", callee=how)
+        s.method = False
+        s.ir_name = {"ravel": "numpy.ravel", "column": "numpy.outer.column",
+                     "row": "numpy.outer.row"}[how]
+        return s
+
+    def lower_var(self, e, callee, std=False):
+        """np.var(x) (np.std(x): its sqrt): mean((x - mean(x)) * (x -
+        mean(x))), the additions and divisions NumPy's own _var makes."""
+        if len(e.args) != 1 or e.keywords:
+            return None
+        x = self.expr(e.args[0])
+        m = self.emit(Stmt("op", "mean", [x], e, self, pyop="npmean"))
+        d = self.emit(Stmt("op", "-", [x, m], e, self, pyop="-"))
+        q = self.emit(Stmt("op", "*", [d, d], e, self, pyop="*"))
+        v = self.emit(Stmt("op", "mean", [q], e, self, pyop="npmean"))
+        if std:
+            v = self.emit(Stmt("op", "sqrt", [v], e, self, pyop="npsqrt"))
+        return v
+
+    def lower_std(self, e, callee):
+        return self.lower_var(e, callee, std=True)
+
+    def lower_concatenate(self, e, callee):
+        """np.concatenate([a, b, ...], axis=k): cat(k + 1, a, b, ...), the
+        dimension from the first array's rank when it runs."""
+        if not 1 <= len(e.args) <= 2 or not isinstance(e.args[0], (ast.List, ast.Tuple)) or \
+                len(e.args[0].elts) < 2 or \
+                any(isinstance(x, ast.Starred) for x in e.args[0].elts):
+            return None
+        given = dict(zip(["axis"], e.args[1:]))
+        for k in e.keywords:
+            if k.arg != "axis" or k.arg in given:
+                return None
+            given[k.arg] = k.value
+        axis = self.literal(given["axis"]) if "axis" in given else 0
+        if type(axis) is not int:
+            return None
+        s = Stmt("op", "cat", [self.expr(x) for x in e.args[0].elts] + [Const(axis)], e, self,
+                 pyop="concatenate", callee=callee)
+        s.kwnames = ("axis",)
+        s.ir_name = "numpy.concatenate"
+        return self.emit(s)
 
     def lower_new_axes(self, e, parts, new):
         """x[:, None] and the like: x indexed by the parts that are not new

@@ -58,6 +58,8 @@ def _table():
         put(np.min, "minimum", 1)
         put(np.transpose, "transpose", 1)
         put(np.where, "ifelse", 3)  # elementwise choice, NumPy's broadcasting and promotion
+        put(np.zeros_like, "zero", 1)
+        put(np.ones_like, "one", 1)
         put(np.reshape, "reshape", 2)  # row-major (order="C", the default)
         put(np.random.random, "rand", 0)
         put(np.random.rand, "rand", 0)
@@ -164,13 +166,19 @@ def method_name(f, recv, nargs):
 # operation the standard set has for them, if any): a function of the
 # operand values giving (name, the operands recorded, or None for all):
 # an index of an operand kept, or a 1-tuple holding a literal.
-def _matmul(a, b):
+def _matmul(a, b, other="numpy.matmul"):
     if np is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if a.ndim == 2 and b.ndim in (1, 2):
             return "matmul", None  # the standard matmul: a vector is a column
         if a.ndim == 1 and b.ndim == 1:
             return "dot", None
-    return "numpy.matmul", None  # a vector on the left is a row: not the standard matmul
+    return other, None  # a vector on the left is a row: not the standard matmul
+
+
+def _dot(a, b):
+    # np.dot: as @ for vectors and matrices, NumPy's dot otherwise (which
+    # is not matmul for more dimensions).
+    return _matmul(a, b, "numpy.dot")
 
 
 def _attr_t(x, attr):
@@ -240,6 +248,26 @@ def new_axes(kinds, v):
     return "reshape", (0,) + tuple((int(d),) for d in dims)
 
 
+def flat_dims(how, v):
+    """The name and operands of v raveled (a namer): reshape to (n,), or
+    to a column (n, 1) or a row (1, n) for np.outer."""
+    if np is None or not isinstance(v, np.ndarray):
+        return {"ravel": "numpy.ravel", "column": "numpy.outer.column",
+                "row": "numpy.outer.row"}.get(how, f"numpy.ndarray.{how}"), None
+    n = (int(v.size),)
+    return "reshape", (0,) + {"column": (n, (1,)), "row": ((1,), n)}.get(how, (n,))
+
+
+def concatenate(*xs):
+    """The name and operands of np.concatenate([x...], axis=k) (a namer):
+    cat along dimension k + 1 of arrays."""
+    *xs, axis = xs
+    if np is not None and all(isinstance(x, np.ndarray) for x in xs) and \
+            -xs[0].ndim <= axis < xs[0].ndim:
+        return "cat", ((axis % xs[0].ndim + 1,),) + tuple(range(len(xs)))
+    return "numpy.concatenate(axis=)", None
+
+
 def _join(a, b):
     # a + b of two tuples or two lists joins them: the standard cat along a
     # tuple's one dimension (a literal 1 first); anything else is `+`.
@@ -248,15 +276,26 @@ def _join(a, b):
     return "+", None
 
 
+def _float(x):
+    # float(x) of a float is x itself; of anything else a conversion.
+    return ("identity", None) if isinstance(x, float) else ("builtins.float", None)
+
+
 OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t,
-                 "seqlen": _seqlen, "len": _seqlen, "numpy.dot": _matmul, "numpy.matmul": _matmul}
+                 "seqlen": _seqlen, "len": _seqlen, "numpy.dot": _dot, "numpy.matmul": _matmul,
+                 "dotmethod": _dot, "builtins.float": _float, "concatenate": concatenate}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
 # name for a vector on the left). Resolved where the function is lowered.
-NAMED_BY_OPERANDS = {}
+NAMED_BY_OPERANDS = {builtins.float: ("builtins.float", 1)}  # -> (name, operands)
 # Functions of one operand that are a standard operation with a literal
 # second operand: recorded as that operation, computed by the function.
 LITERAL_FORMS = {}
 if np is not None:
-    NAMED_BY_OPERANDS = {np.dot: "numpy.dot", np.matmul: "numpy.matmul"}
+    NAMED_BY_OPERANDS.update({np.dot: ("numpy.dot", 2), np.matmul: ("numpy.matmul", 2)})
     LITERAL_FORMS = {np.square: ("^", 2)}
+# NumPy functions lowered to standard operations by _lower (lower_<name>).
+LOWERED = {}
+if np is not None:
+    LOWERED = {np.clip: "clip", np.outer: "outer", np.ravel: "ravel", np.var: "var",
+               np.std: "std", np.concatenate: "concatenate"}

@@ -117,6 +117,15 @@ def _pyexpr(s, x):
              f"({x[0]}, axis={x[1]}, keepdims=True)"),
             "dropaxis": lambda: f"_irt_drop({x[0]}, {x[1]})",
             "npmaximum": lambda: f"_irt_np.maximum({x[0]}, {x[1]})",
+            "npmean": lambda: f"_irt_np.mean({x[0]})",
+            "npsqrt": lambda: f"_irt_np.sqrt({x[0]})",
+            "builtins.float": lambda: f"{_callee(s)}({x[0]})",
+            "dotmethod": lambda: f"{x[0]}.dot({x[1]})",
+            "flat": lambda: f"{x[0]}.{s.callee}()" if s.method else
+            f"_irt_np.ravel({x[0]})" if s.callee == "ravel" else
+            f"_irt_np.ravel({x[0]})[:, None]" if s.callee == "column" else
+            f"_irt_np.ravel({x[0]})[None, :]",
+            "concatenate": lambda: f"{_callee(s)}([{', '.join(x[:-1])}], axis={x[-1]})",
             "npminimum": lambda: f"_irt_np.minimum({x[0]}, {x[1]})",
             "newaxis": lambda: f"{x[0]}[" + "".join(
                 {"s": ":, ", "n": "None, ", "i": ""}[c] for c in s.kinds) + "]",
@@ -183,6 +192,8 @@ def _generate(lf):
             info = ("stmt", s)
             x = [_v(a, consts) for a in s.args]
             namer = _ops.OPERAND_NAMED.get(s.pyop if s.kind == "op" else None)
+            if s.pyop == "flat":
+                namer = functools.partial(_ops.flat_dims, s.callee)
             if s.pyop == "newaxis":
                 namer = functools.partial(_ops.new_axes, s.kinds)
             if s.pyop == "reduce":

@@ -253,3 +253,12 @@ def axes_of_list(rows):
 def clipped(p, x):  # a probability kept off 0 and 1, as log-likelihoods do
     q = np.clip(p, 1e-3, 1.0 - 1e-3)
     return np.sum(np.log(q)) + np.clip(x, 0.0, None) + np.clip(x, None, 0.5)
+
+
+def numpy_idioms(a, b, A, x):  # NumPy functions that are standard operations in disguise
+    r = a.dot(b) + np.sum(A.ravel() ** 2) + np.sum(A.flatten() * np.ravel(A))
+    z = np.zeros_like(a) + np.ones_like(a) * float(x) + float(a[0])
+    o = np.outer(a, b[:2])
+    c = np.concatenate([a, b]) @ np.concatenate((b, a))
+    C = np.concatenate([A, A * x], axis=1)
+    return r + np.sum(z) + np.sum(o * o) + c + np.var(a) + np.std(b) * x + np.sum(C ** 2)

@@ -447,3 +447,20 @@ def test_clip(tmp_path):
     assert ops.count("max") == 2 and ops.count("min") == 2 and "numpy.clip" not in ops
     assert np.array_equal(g.derivatives[0], [2.0, 0.0, 0.0, 5.0])  # 1/p where not clipped
     assert g.derivatives[1] == 1.0  # max(x, 0) grows with x; min(x, 0.5) is 0.5
+
+
+def test_numpy_functions_as_standard_operations(tmp_path):
+    # Each recorded numpy.<name>, which has no derivative rule: a.dot(b),
+    # ravel and flatten, zeros_like and ones_like, float(x) of a float,
+    # np.outer, np.var, np.std, np.concatenate. Now standard operations,
+    # with the values NumPy computes (the result equal bit for bit).
+    rng = np.random.default_rng(11)
+    a, b, A = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(2, 3))
+    args = [a, b, A, 0.8]
+    t, g = grad_of(tmp_path, progs.numpy_idioms, *args)
+    assert t.result == progs.numpy_idioms(*args)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert not [o for o in ops if "." in o], ops
+    for i in range(4):
+        assert np.allclose(g.derivatives[i], central(progs.numpy_idioms, args, i),
+                           rtol=1e-7, atol=1e-7), i
