@@ -912,26 +912,67 @@ class Lowerer:
     def lower_std(self, e, callee):
         return self.lower_var(e, callee, std=True)
 
-    def lower_concatenate(self, e, callee):
-        """np.concatenate([a, b, ...], axis=k): cat(k + 1, a, b, ...), the
-        dimension from the first array's rank when it runs."""
+    def sequence_args(self, e, keywords):
+        """The items of a call's first argument, a list or tuple display of
+        at least one item, and its literal keywords by name (axis by
+        position too), or None for any other call."""
         if not 1 <= len(e.args) <= 2 or not isinstance(e.args[0], (ast.List, ast.Tuple)) or \
-                len(e.args[0].elts) < 2 or \
-                any(isinstance(x, ast.Starred) for x in e.args[0].elts):
+                not e.args[0].elts or any(isinstance(x, ast.Starred) for x in e.args[0].elts):
             return None
         given = dict(zip(["axis"], e.args[1:]))
         for k in e.keywords:
-            if k.arg != "axis" or k.arg in given:
+            if k.arg not in keywords or k.arg in given:
                 return None
             given[k.arg] = k.value
-        axis = self.literal(given["axis"]) if "axis" in given else 0
-        if type(axis) is not int:
+        lits = {k: self.literal(v) for k, v in given.items()}
+        if any(type(v) is not int for v in lits.values()):
             return None
-        s = Stmt("op", "cat", [self.expr(x) for x in e.args[0].elts] + [Const(axis)], e, self,
-                 pyop="concatenate", callee=callee)
-        s.kwnames = ("axis",)
-        s.ir_name = "numpy.concatenate"
-        return self.emit(s)
+        return e.args[0].elts, lits
+
+    def join(self, e, items, axis, callee):
+        """cat along axis + 1 of the items, two at a time (cat's rule takes
+        two tensors), as NumPy's concatenate joins them."""
+        v = items[0]
+        for x in items[1:]:
+            s = Stmt("op", "cat", [v, x, Const(axis)], e, self, pyop="concatenate",
+                     callee=callee)
+            s.kwnames = ("axis",)
+            s.ir_name = "numpy.concatenate"
+            v = self.emit(s)
+        return v
+
+    def lower_concatenate(self, e, callee):
+        """np.concatenate([a, b, ...], axis=k): cat(k + 1, a, b), then with
+        c, and so on, the dimension from the rank when it runs."""
+        got = self.sequence_args(e, ("axis",))
+        if got is None or len(got[0]) < 2:
+            return None
+        items, lits = got
+        return self.join(e, [self.expr(x) for x in items], lits.get("axis", 0), callee)
+
+    def lower_stack(self, e, callee, array=False):
+        """np.stack([a, b, ...], axis=k), and np.array([a, b, ...]) (axis
+        0, no other argument): each item with a new dimension k (a number
+        as fill(x, 1), an array reshaped), then joined along it."""
+        got = self.sequence_args(e, ("axis",) if not array else ())
+        if got is None or (array and len(e.args) != 1):
+            return None
+        items, lits = got
+        axis = lits.get("axis", 0)
+        lifted = []
+        for x in items:
+            v = None
+            if array and isinstance(x, (ast.List, ast.Tuple)):  # a row: np.array of it
+                inner = ast.copy_location(ast.Call(func=e.func, args=[x], keywords=[]), x)
+                v = self.lower_stack(inner, callee, array=True)
+            s = Stmt("op", "reshape", [v or self.expr(x), Const(axis)], e, self, pyop="lift")
+            s.kwnames = ("axis",)
+            s.ir_name = "numpy.expand_dims"
+            lifted.append(self.emit(s))
+        return self.join(e, lifted, axis, callee)
+
+    def lower_array(self, e, callee):
+        return self.lower_stack(e, callee, array=True)
 
     def lower_new_axes(self, e, parts, new):
         """x[:, None] and the like: x indexed by the parts that are not new

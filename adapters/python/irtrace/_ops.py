@@ -258,14 +258,26 @@ def flat_dims(how, v):
     return "reshape", (0,) + {"column": (n, (1,)), "row": ((1,), n)}.get(how, (n,))
 
 
-def concatenate(*xs):
-    """The name and operands of np.concatenate([x...], axis=k) (a namer):
+def concatenate(a, b, axis):
+    """The name and operands of np.concatenate([a, b], axis=k) (a namer):
     cat along dimension k + 1 of arrays."""
-    *xs, axis = xs
-    if np is not None and all(isinstance(x, np.ndarray) for x in xs) and \
-            -xs[0].ndim <= axis < xs[0].ndim:
-        return "cat", ((axis % xs[0].ndim + 1,),) + tuple(range(len(xs)))
+    if np is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
+            -a.ndim <= axis < a.ndim:
+        return "cat", ((axis % a.ndim + 1,), 0, 1)
     return "numpy.concatenate(axis=)", None
+
+
+def lift(x, axis):
+    """The name and operands of x with a new dimension at `axis` (a namer,
+    for np.stack and np.array): a number as fill(x, 1); an array reshaped."""
+    if np is not None and isinstance(x, np.ndarray) and -x.ndim - 1 <= axis <= x.ndim:
+        shape = list(x.shape)
+        shape.insert(axis % (x.ndim + 1), 1)
+        return "reshape", (0,) + tuple((int(d),) for d in shape)
+    if isinstance(x, (bool, int, float)) or (np is not None and isinstance(x, np.generic)):
+        if axis in (0, -1):
+            return "fill", (0, (1,))
+    return "numpy.expand_dims(axis=)", None
 
 
 def _join(a, b):
@@ -283,7 +295,8 @@ def _float(x):
 
 OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t,
                  "seqlen": _seqlen, "len": _seqlen, "numpy.dot": _dot, "numpy.matmul": _matmul,
-                 "dotmethod": _dot, "builtins.float": _float, "concatenate": concatenate}
+                 "dotmethod": _dot, "builtins.float": _float, "concatenate": concatenate,
+                 "lift": lift}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
 # name for a vector on the left). Resolved where the function is lowered.
@@ -298,4 +311,5 @@ if np is not None:
 LOWERED = {}
 if np is not None:
     LOWERED = {np.clip: "clip", np.outer: "outer", np.ravel: "ravel", np.var: "var",
-               np.std: "std", np.concatenate: "concatenate"}
+               np.std: "std", np.concatenate: "concatenate", np.stack: "stack",
+               np.array: "array"}

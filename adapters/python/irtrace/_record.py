@@ -125,7 +125,8 @@ def _pyexpr(s, x):
             f"_irt_np.ravel({x[0]})" if s.callee == "ravel" else
             f"_irt_np.ravel({x[0]})[:, None]" if s.callee == "column" else
             f"_irt_np.ravel({x[0]})[None, :]",
-            "concatenate": lambda: f"{_callee(s)}([{', '.join(x[:-1])}], axis={x[-1]})",
+            "concatenate": lambda: f"_irt_np.concatenate([{x[0]}, {x[1]}], axis={x[2]})",
+            "lift": lambda: f"_irt_np.expand_dims(_irt_np.asarray({x[0]}), {x[1]})",
             "npminimum": lambda: f"_irt_np.minimum({x[0]}, {x[1]})",
             "newaxis": lambda: f"{x[0]}[" + "".join(
                 {"s": ":, ", "n": "None, ", "i": ""}[c] for c in s.kinds) + "]",

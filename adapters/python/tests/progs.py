@@ -262,3 +262,11 @@ def numpy_idioms(a, b, A, x):  # NumPy functions that are standard operations in
     c = np.concatenate([a, b]) @ np.concatenate((b, a))
     C = np.concatenate([A, A * x], axis=1)
     return r + np.sum(z) + np.sum(o * o) + c + np.var(a) + np.std(b) * x + np.sum(C ** 2)
+
+
+def builds_arrays(x, y, a, b):  # arrays built from numbers and arrays
+    v = np.array([x, y * x, 2.0])
+    M = np.array([[x, y], [y, 1.0]])
+    S = np.stack([a, b]) + np.stack((b, a), axis=1).T
+    c = np.concatenate([a, b, a * y])
+    return v @ v + np.sum(M @ M) + np.sum(S * S) + c @ c + np.sum(np.array([a]))

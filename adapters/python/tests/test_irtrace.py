@@ -464,3 +464,17 @@ def test_numpy_functions_as_standard_operations(tmp_path):
     for i in range(4):
         assert np.allclose(g.derivatives[i], central(progs.numpy_idioms, args, i),
                            rtol=1e-7, atol=1e-7), i
+
+
+def test_arrays_built_from_numbers_and_arrays(tmp_path):
+    # np.array([x, y]) of numbers, of rows, np.stack, np.concatenate of
+    # three: numpy.array and numpy.stack had no derivative rule.
+    rng = np.random.default_rng(12)
+    args = [0.7, -1.3, rng.normal(size=3), rng.normal(size=3)]
+    t, g = grad_of(tmp_path, progs.builds_arrays, *args)
+    assert t.result == progs.builds_arrays(*args)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert not [o for o in ops if "." in o], ops
+    for i in range(4):
+        assert np.allclose(g.derivatives[i], central(progs.builds_arrays, args, i),
+                           rtol=1e-7, atol=1e-7), i
