@@ -880,6 +880,15 @@ class Lowerer:
         row = self.emit(self.flat(e, b, "row"))
         return self.emit(Stmt("op", "*", [col, row], e, self, pyop="*"))
 
+    def lower_norm(self, e, callee):
+        """np.linalg.norm(x): sqrt(dot(v, v)) of x raveled, NumPy's own
+        steps for the 2-norm of real numbers."""
+        if len(e.args) != 1 or e.keywords:
+            return None
+        v = self.emit(self.flat(e, self.expr(e.args[0]), "ravel"))
+        d = self.emit(Stmt("op", "dot", [v, v], e, self, pyop="npdot"))
+        return self.emit(Stmt("op", "sqrt", [d], e, self, pyop="npsqrt"))
+
     def lower_ravel(self, e, callee):
         """np.ravel(x): reshape(x, n)."""
         if len(e.args) != 1 or e.keywords:

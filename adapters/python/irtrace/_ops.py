@@ -312,4 +312,4 @@ LOWERED = {}
 if np is not None:
     LOWERED = {np.clip: "clip", np.outer: "outer", np.ravel: "ravel", np.var: "var",
                np.std: "std", np.concatenate: "concatenate", np.stack: "stack",
-               np.array: "array"}
+               np.array: "array", np.linalg.norm: "norm"}

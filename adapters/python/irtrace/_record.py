@@ -119,6 +119,7 @@ def _pyexpr(s, x):
             "npmaximum": lambda: f"_irt_np.maximum({x[0]}, {x[1]})",
             "npmean": lambda: f"_irt_np.mean({x[0]})",
             "npsqrt": lambda: f"_irt_np.sqrt({x[0]})",
+            "npdot": lambda: f"_irt_np.dot({x[0]}, {x[1]})",
             "builtins.float": lambda: f"{_callee(s)}({x[0]})",
             "dotmethod": lambda: f"{x[0]}.dot({x[1]})",
             "flat": lambda: f"{x[0]}.{s.callee}()" if s.method else

@@ -261,7 +261,8 @@ def numpy_idioms(a, b, A, x):  # NumPy functions that are standard operations in
     o = np.outer(a, b[:2])
     c = np.concatenate([a, b]) @ np.concatenate((b, a))
     C = np.concatenate([A, A * x], axis=1)
-    return r + np.sum(z) + np.sum(o * o) + c + np.var(a) + np.std(b) * x + np.sum(C ** 2)
+    n = np.linalg.norm(a) + np.linalg.norm(A) * x
+    return r + np.sum(z) + np.sum(o * o) + c + np.var(a) + np.std(b) * x + np.sum(C ** 2) + n
 
 
 def builds_arrays(x, y, a, b):  # arrays built from numbers and arrays
