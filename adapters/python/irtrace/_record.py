@@ -9,7 +9,6 @@ stack in a list: recursion depth is bounded by memory, not by Python's
 recursion limit.
 """
 import functools
-import sys
 import sysconfig
 import types
 
