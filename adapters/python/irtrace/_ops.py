@@ -288,6 +288,15 @@ def _join(a, b):
     return "+", None
 
 
+def _mathpow(x, y):
+    # math.pow(x, y) is C's pow in binary64, as the standard ^ of a float
+    # (and of an integer to a float power); of two integers, ^ would give
+    # an integer where math.pow gives a float.
+    ints = all(type(v) in (int, bool) or (np is not None and isinstance(v, np.integer))
+               for v in (x, y))
+    return ("math.pow", None) if ints else ("^", None)
+
+
 def _float(x):
     # float(x) of a float is x itself; of anything else a conversion.
     return ("identity", None) if isinstance(x, float) else ("builtins.float", None)
@@ -295,18 +304,20 @@ def _float(x):
 
 OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t,
                  "seqlen": _seqlen, "len": _seqlen, "numpy.dot": _dot, "numpy.matmul": _matmul,
-                 "dotmethod": _dot, "builtins.float": _float, "concatenate": concatenate,
+                 "dotmethod": _dot, "builtins.float": _float, "math.pow": _mathpow, "concatenate": concatenate,
                  "lift": lift}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
 # name for a vector on the left). Resolved where the function is lowered.
-NAMED_BY_OPERANDS = {builtins.float: ("builtins.float", 1)}  # -> (name, operands)
+NAMED_BY_OPERANDS = {builtins.float: ("builtins.float", 1),  # -> (name, operands)
+                     math.pow: ("math.pow", 2)}
 # Functions of one operand that are a standard operation with a literal
 # second operand: recorded as that operation, computed by the function.
 LITERAL_FORMS = {}
 if np is not None:
     NAMED_BY_OPERANDS.update({np.dot: ("numpy.dot", 2), np.matmul: ("numpy.matmul", 2)})
     LITERAL_FORMS = {np.square: ("^", 2)}
+BY_OPERANDS_NAMES = {name for name, _ in NAMED_BY_OPERANDS.values()}
 # NumPy functions lowered to standard operations by _lower (lower_<name>).
 LOWERED = {}
 if np is not None:

@@ -103,12 +103,12 @@ def _pyexpr(s, x):
         return f"{x[0]} {op} {x[1]}"
     if op == "+join":
         return f"{x[0]} + {x[1]}"
+    if op in _ops.BY_OPERANDS_NAMES:  # a function named by its operands: the call
+        return f"{_callee(s)}({', '.join(x)})"
     return {"neg": lambda: f"-{x[0]}", "not": lambda: f"not {x[0]}", "pos": lambda: f"+{x[0]}",
             "invert": lambda: f"~{x[0]}", "bool": lambda: f"_irt_bool({x[0]})",
             "seqlen": lambda: f"_irt_seqlen({x[0]})",
             "len": lambda: f"len({x[0]})",
-            "numpy.dot": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
-            "numpy.matmul": lambda: f"{_callee(s)}({x[0]}, {x[1]})",
             "call1": lambda: f"{_callee(s)}({x[0]})",
             "unpack": lambda: f"_irt_unpack({x[0]}, {s.unpack})[{x[1]}]",
             "reduce": lambda: (f"{x[0]}.{s.callee}" if s.method else _callee(s)) +
@@ -119,7 +119,6 @@ def _pyexpr(s, x):
             "npmean": lambda: f"_irt_np.mean({x[0]})",
             "npsqrt": lambda: f"_irt_np.sqrt({x[0]})",
             "npdot": lambda: f"_irt_np.dot({x[0]}, {x[1]})",
-            "builtins.float": lambda: f"{_callee(s)}({x[0]})",
             "dotmethod": lambda: f"{x[0]}.dot({x[1]})",
             "flat": lambda: f"{x[0]}.{s.callee}()" if s.method else
             f"_irt_np.ravel({x[0]})" if s.callee == "ravel" else

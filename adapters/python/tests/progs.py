@@ -271,3 +271,7 @@ def builds_arrays(x, y, a, b):  # arrays built from numbers and arrays
     S = np.stack([a, b]) + np.stack((b, a), axis=1).T
     c = np.concatenate([a, b, a * y])
     return v @ v + np.sum(M @ M) + np.sum(S * S) + c @ c + np.sum(np.array([a]))
+
+
+def powers(x, y):  # math.pow is C's pow in binary64: ^, but of two integers
+    return math.pow(x, 3) + math.pow(2, x) + math.pow(x, y) + math.pow(2, 3)

@@ -478,3 +478,15 @@ def test_arrays_built_from_numbers_and_arrays(tmp_path):
     for i in range(4):
         assert np.allclose(g.derivatives[i], central(progs.builds_arrays, args, i),
                            rtol=1e-7, atol=1e-7), i
+
+
+def test_math_pow(tmp_path):
+    t, g = grad_of(tmp_path, progs.powers, 1.5, 0.5)
+    assert t.result == progs.powers(1.5, 0.5)
+    assert [k.op for k in t.root.children if k.kind == "Primitive"][:5] == \
+        ["^", "^", "+", "^", "+"]
+    assert "math.pow" in [k.op for k in t.root.children if k.kind == "Primitive"]
+    x, y = 1.5, 0.5
+    assert math.isclose(g.derivatives[0], 3 * x * x + math.log(2) * 2 ** x + y * x ** (y - 1),
+                        rel_tol=1e-14)
+    assert math.isclose(g.derivatives[1], math.log(x) * x ** y, rel_tol=1e-14)
