@@ -130,10 +130,8 @@ Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t sl
     return InvalidArgument(e_.NodeName(id) + ": a tuple's index must be an integer");
   }
   const int64_t n = static_cast<int64_t>(TupleRefsOf(x).items.size());
-  int64_t i = static_cast<int64_t>(ops_[1].bits);
-  if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
-  if (k.tuple_op == ClassInfo::kTupleIndex) --i;
-  if (i < 0 || i >= n) return InvalidArgument(e_.NodeName(id) + ": index out of bounds");
+  const int64_t i = TupleItemAt(k, ops_[1].bits, n);
+  if (i < 0) return InvalidArgument(e_.NodeName(id) + ": index out of bounds");
   const size_t at = static_cast<size_t>(i);
   if (k.f->vkind == VKind::kTuple) {  // an item that is a tuple: its items' adjoints
     TupleRefs dy;

@@ -201,6 +201,16 @@ struct ClassInfo {
   FwdEntry fwd;
 };
 
+// The 0-based item that getitem(t, i) (0-based, negative from the end) or
+// getindex(t, i) (1-based) of a tuple of n items reads, or -1 when i is
+// out of range (any int64_t i: no overflow).
+inline int64_t TupleItemAt(const ClassInfo& k, uint64_t bits, int64_t n) {
+  const int64_t i = static_cast<int64_t>(bits);
+  if (k.tuple_op == ClassInfo::kTupleIndex) return i >= 1 && i <= n ? i - 1 : -1;
+  if (i < 0) return i >= -n ? i + n : -1;
+  return i < n ? i : -1;
+}
+
 struct ChunkView {
   bool ready = false;
   // The decoded node and reference columns may be given back to the trace

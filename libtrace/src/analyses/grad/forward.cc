@@ -435,10 +435,8 @@ Result<bool> GradEngine::TupleForward(const Loc& l, NodeId id, uint64_t slot, co
   Value t = tangent(ops_[0]);
   if (t.kind() != VKind::kTuple) return true;  // zero
   const int64_t n = static_cast<int64_t>(t.tuple().size());
-  int64_t i = static_cast<int64_t>(o.bits);
-  if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
-  if (k.tuple_op == ClassInfo::kTupleIndex) --i;
-  if (i < 0 || i >= n) return InvalidArgument(NodeName(id) + ": index out of bounds");
+  const int64_t i = TupleItemAt(k, o.bits, n);
+  if (i < 0) return InvalidArgument(NodeName(id) + ": index out of bounds");
   const Value& item = t.tuple()[static_cast<size_t>(i)];
   const VKind yk = Cls(l).f->vkind;
   if (item.kind() == VKind::kNothing) return true;  // zero

@@ -218,10 +218,8 @@ Result<bool> GradEngine::TupleReverse(const Loc& l, NodeId id, uint64_t slot, co
   const int64_t n = it != tuple_adj_.end() && !it->second.items.empty()
                         ? static_cast<int64_t>(it->second.items.size())
                         : xl.cv->c->tuple_size(BitsOf(xl));
-  int64_t i = static_cast<int64_t>(o.bits);
-  if (k.tuple_op == ClassInfo::kTupleItem && i < 0) i += n;
-  if (k.tuple_op == ClassInfo::kTupleIndex) --i;
-  if (i < 0 || i >= n) return InvalidArgument(NodeName(id) + ": index out of bounds");
+  const int64_t i = TupleItemAt(k, o.bits, n);
+  if (i < 0) return InvalidArgument(NodeName(id) + ": index out of bounds");
   IRT_RETURN_IF_ERROR(AccumulateTupleItem(x, static_cast<size_t>(i), static_cast<size_t>(n),
                                           AdjointValue(slot, l, /*take=*/true)));
   return true;
