@@ -665,6 +665,11 @@ class Lowerer(NumpyLowering):
                 kwnames.append(k.arg)
             f = e.func
             if isinstance(f, ast.Attribute) and self.dotted(f) is None and \
+                    f.attr in ("var", "std"):  # x.var(), x.std(axis=k): see lower_var
+                v = self.lower_var(e, None, std=f.attr == "std", method=True)
+                if v is not None:
+                    return v
+            if isinstance(f, ast.Attribute) and self.dotted(f) is None and \
                     f.attr in _ops.AXIS_METHODS:
                 axis = self.axis_args(e, 0)
                 if axis is not None:  # x.sum(axis=k): see lower_axis

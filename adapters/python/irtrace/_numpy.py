@@ -34,18 +34,19 @@ class NumpyLowering:
             return None
         return axis, bool(keep)
 
-    def lower_axis(self, e, x, axis, keepdims, std, callee=None, method=None):
+    def lower_axis(self, e, x, axis, keepdims, std, callee=None, method=None, npfn=None):
         """np.sum(x, axis=k) and the like (x.sum(axis=k); mean, max, min):
         the standard reduction along dimension d (1-based, from x's number
         of dimensions when it runs), which keeps the dimension as NumPy's
         keepdims=True does; then, unless keepdims, getitem(s, nothing...,
-        0) drops it, as NumPy does. Both computed by NumPy."""
+        0) drops it, as NumPy does. Both computed by NumPy (npfn: the
+        reduction as numpy.<npfn>, not the callee)."""
         s = Stmt("op", std, [x, Const(axis), Const(True)], e, self, pyop="reduce",
                  callee=callee if method is None else method)
         s.kwnames = ("axis", "keepdims")
-        s.method, s.std = method is not None, std
+        s.method, s.std, s.npfn = method is not None, std, npfn
         # The IR text names it as a keyword call is named (ir_call_name).
-        s.ir_name = method if method is not None else \
+        s.ir_name = method if method is not None else "numpy." + npfn if npfn else \
             _ops.qualified(self.resolve(callee[1].split(".")))
         s.fallback = None if method is not None else s.ir_name + "(axis=, keepdims=)"
         s = self.emit(s)
@@ -103,16 +104,26 @@ class NumpyLowering:
                      "row": "numpy.outer.row"}[how]
         return s
 
-    def lower_var(self, e, callee, std=False):
-        """np.var(x) (np.std(x): its sqrt): mean((x - mean(x)) * (x -
-        mean(x))), the additions and divisions NumPy's own _var makes."""
-        if len(e.args) != 1 or e.keywords:
-            return None
-        x = self.expr(e.args[0])
-        m = self.emit(Stmt("op", "mean", [x], e, self, pyop="npmean"))
+    def lower_var(self, e, callee, std=False, method=False):
+        """np.var(x) (np.std(x): its sqrt), also along an axis and as x.var():
+        mean((x - mean(x)) * (x - mean(x))), the additions and divisions
+        NumPy's own _var makes (the inner mean keeping the axis)."""
+        first = 0 if method else 1
+        axis = None
+        if len(e.args) != first or e.keywords:
+            axis = self.axis_args(e, first)
+            if axis is None:
+                return None
+        x = self.expr(e.func.value if method else e.args[0])
+
+        def mean(v, keepdims):
+            if axis is None:
+                return self.emit(Stmt("op", "mean", [v], e, self, pyop="npmean"))
+            return self.lower_axis(e, v, axis[0], keepdims, "mean", npfn="mean")
+        m = mean(x, True)
         d = self.emit(Stmt("op", "-", [x, m], e, self, pyop="-"))
         q = self.emit(Stmt("op", "*", [d, d], e, self, pyop="*"))
-        v = self.emit(Stmt("op", "mean", [q], e, self, pyop="npmean"))
+        v = mean(q, axis is not None and axis[1])
         if std:
             v = self.emit(Stmt("op", "sqrt", [v], e, self, pyop="npsqrt"))
         return v

@@ -111,7 +111,8 @@ def _pyexpr(s, x):
             "len": lambda: f"len({x[0]})",
             "call1": lambda: f"{_callee(s)}({x[0]})",
             "unpack": lambda: f"_irt_unpack({x[0]}, {s.unpack})[{x[1]}]",
-            "reduce": lambda: (f"{x[0]}.{s.callee}" if s.method else _callee(s)) +
+            "reduce": lambda: (f"{x[0]}.{s.callee}" if s.method else
+                               f"_irt_np.{s.npfn}" if s.npfn else _callee(s)) +
             (f"(axis={x[1]}, keepdims=True)" if s.method else
              f"({x[0]}, axis={x[1]}, keepdims=True)"),
             "dropaxis": lambda: f"_irt_drop({x[0]}, {x[1]})",
