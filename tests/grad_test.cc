@@ -1360,6 +1360,35 @@ TEST(GradTest, DerivativesPassThroughJoinedTuples) {
   EXPECT_EQ(FormatValue(DerivativeAt(*rm, 2)), "[4.0, -8.0]");  // d/dv 2 sum(v^2)
 }
 
+// collect(t), a vector of a tuple's numbers: element q of the vector's
+// adjoint goes to item q, a float (an integer item gets none), in reverse
+// and forward mode and the emitted trace. testdata/ir/collect.ir at
+// (x, 3): sum of the squares of (1, 0, x, 1, x^2, 2), 2x + 4x^3; and of
+// a root argument that is a tuple: (2a, nothing, 2c) for (a, 7, c).
+TEST(GradTest, DerivativesPassThroughCollect) {
+  std::string path =
+      TraceIR(ReadFile(Source("testdata/ir/collect.ir")), "vec", {Value::F64(1.5), Value::I64(3)});
+  auto r = Grad(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Deriv(*r, 2), 2 * 1.5 + 4 * 1.5 * 1.5 * 1.5);
+  auto fw = Grad(path, ForwardAlong2());
+  ASSERT_TRUE(fw.ok()) << fw.status().message();
+  EXPECT_EQ(fw->tangent.to_double(), 16.5);
+  auto e = Trace::Open(Emit(path));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(FormatValue(e->node(e->size() - 1)->value()), "16.5");
+  std::string t = TraceIR(
+      "function g\n1: (%1, %2)\n  %3 = Main.collect(%2)\n  %4 = %3 * %3\n"
+      "  %5 = Main.sum(%4)\n  return %5\nend\n",
+      "g", {Value::MakeTuple({Value::F64(1.5), Value::I64(7), Value::F64(-0.5)})});
+  auto rt = Grad(t);
+  ASSERT_TRUE(rt.ok()) << rt.status().message();
+  EXPECT_EQ(FormatValue(DerivativeAt(*rt, 2)), "(3.0, nothing, -1.0)");
+  auto et = Trace::Open(Emit(t));
+  ASSERT_TRUE(et.ok());
+  EXPECT_EQ(FormatValue(et->node(et->size() - 1)->value()), "(3.0, nothing, -1.0)");
+}
+
 // A tensor passed to a call per iteration, one element read in each: the
 // parameter's adjoint holds that element only (a tensor of zeros per call
 // made the sweep quadratic), and passes it on element by element. The

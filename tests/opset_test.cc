@@ -361,6 +361,12 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
   EXPECT_EQ(Eval("cat", {"1", "[1 2]", "[3.5 4.5]"}), "[1.0 2.0; 3.5 4.5]::Matrix{Float64}");
   EXPECT_EQ(Eval("cat", {"2", "[1 2]", "[3, 4]"}),
             "DimensionMismatch: cat: cannot join 1×2 and 2 along dimension 2");
+  // collect: a tuple's numbers as a vector of the type that holds them.
+  EXPECT_EQ(Eval("collect", {"(1, true, 2.5)"}), "[1.0, 1.0, 2.5]::Vector{Float64}");
+  EXPECT_EQ(Eval("collect", {"(1, true)"}), "[1, 1]::Vector{Int64}");
+  EXPECT_EQ(Eval("collect", {"()"}), "Bool[]::Vector{Bool}");
+  EXPECT_EQ(Eval("collect", {"(1.0, [2.0])"}).substr(0, 42),
+            "MethodError: no method matching collect(::");
   // Tuples: along their one dimension, Python's t1 + t2; with tuples only.
   EXPECT_EQ(Eval("cat", {"1", "(1, 2.5)", "()", "(true,)"}),
             "(1, 2.5, true)::Tuple{Int64, Float64, Bool}");

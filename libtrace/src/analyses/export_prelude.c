@@ -908,6 +908,30 @@ static inline irt_t irt_getslice(int na, const irt_t* a) {
 }
 static inline irt_t irt_ungetslice(int na, const irt_t* a) { return irt_slicing(na, a, 1, 1); }
 
+/* A vector of a tuple's numbers, in the type that holds them all (as cat). */
+static inline irt_t irt_collect(int na, const irt_t* a) {
+  (void)na;
+  irt_t t = a[0];
+  if (t->kind != IRT_TUPLE) irt_fail("TypeError: collect of what is not a tuple");
+  bool f64 = false, f32 = false, ints = false;
+  for (int64_t k = 0; k < t->n; ++k) {
+    irt_t v = irt_item(t, k);
+    if (!irt_isnum(v)) irt_fail("TypeError: collect of a tuple that holds what is not a number");
+    f64 |= v->kind == IRT_F8;
+    f32 |= v->kind == IRT_F4;
+    ints |= v->kind == IRT_I8;
+  }
+  int dt = f64 || (f32 && ints) ? IRT_F8 : f32 ? IRT_F4 : ints ? IRT_I8 : IRT_B1;
+  int64_t n = t->n;
+  irt_obj* out = irt_new(dt, 1, &n);
+  for (int64_t k = 0; k < n; ++k) {
+    irt_s e = irt_el(irt_item(t, k), 0);
+    if (dt == IRT_F4 && e.k == 1) e.d = (double)(float)e.i, e.k = 2;
+    irt_store(out, k, e);
+  }
+  return out;
+}
+
 /* Tensors joined along dimension a[0], in the type that holds them all. */
 static inline irt_t irt_cat(int na, const irt_t* a) {
   int d = (int)irt_index(a[0]) - 1;

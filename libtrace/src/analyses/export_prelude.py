@@ -794,6 +794,16 @@ def ungetslice(t, x, d, start, stop, step=None):
     return out
 
 
+def collect(t):
+    dts = [np.asarray(v).dtype for v in t]
+    f64 = any(d == np.float64 for d in dts)
+    f32 = any(d == np.float32 for d in dts)
+    ints = any(d.kind == "i" for d in dts)
+    dt = np.float64 if f64 or (f32 and ints) else np.float32 if f32 else \
+        np.int64 if ints else np.bool_
+    return np.array(t, dtype=dt)
+
+
 def cat(d, *xs):
     if isinstance(xs[0], tuple):  # tuples: one dimension, joined
         if _index(d) != 1 or not all(isinstance(x, tuple) for x in xs):

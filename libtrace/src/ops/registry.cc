@@ -81,6 +81,17 @@ constexpr auto kOps = std::to_array<OpDef>({
        "tensors joined along dimension d; tuples (d = 1) joined: their items in order, "
        "derivatives passing through item by item"),
     Elem("cbrt", 1, 0, SOp::kCbrt, "cbrt(a)", "cube root (real, also below 0)"),
+    // Derivatives pass through in the engine, item by item, as for tuple.
+    OpDef{"collect",
+          1,
+          1,
+          kOpTuple | L,
+          0,
+          {},
+          ops::Collect,
+          ops::Collect,
+          "a vector of a tuple's numbers, in the type that holds them all (as cat)",
+          "collect(t)"},
     Elem("cos", 1, 0, SOp::kCos, "cos(a)", "cosine"),
     Elem("cosh", 1, 0, SOp::kCosh, "cosh(a)", "hyperbolic cosine"),
     Elem("digamma", 1, 0, SOp::kDigamma, "digamma(a)", "the derivative of lgamma"),

@@ -334,6 +334,31 @@ Result<Value> Length(const OpDef& op, OpArgs a) {
   if (!IsTensor(a[0])) return NoMethod(op.name, a);
   return Value::I64(a[0].tensor().numel());
 }
+// The element type of elements joined (cat, collect): Float64 if any is,
+// else Float32 if any is (Float64 with integers), else Int64 if any is an
+// integer, else Bool (NumPy's np.array of numbers gives the same).
+static DType JoinedDType(bool f64, bool f32, bool ints) {
+  if (f64 || (f32 && ints)) return DType::kF64;
+  return f32 ? DType::kF32 : ints ? DType::kI64 : DType::kBool;
+}
+
+// collect(t): a vector of a tuple's numbers, of their joined type.
+Result<Value> Collect(const OpDef& op, OpArgs a) {
+  if (a[0].kind() != VKind::kTuple) return NoMethod(op.name, a);
+  const std::vector<Value>& items = a[0].tuple();
+  bool f64 = false, f32 = false, ints = false;
+  for (const Value& v : items) {
+    if (!IsReal(v)) return NoMethod(op.name, a);
+    f64 = f64 || v.kind() == VKind::kF64;
+    f32 = f32 || v.kind() == VKind::kF32;
+    ints = ints || v.kind() == VKind::kI64;
+  }
+  IRT_ASSIGN_OR_RETURN(Tensor out, Alloc(op.name, JoinedDType(f64, f32, ints),
+                                         {static_cast<int64_t>(items.size())}));
+  for (size_t i = 0; i < items.size(); ++i) StoreElement(&out, static_cast<int64_t>(i), items[i]);
+  return Value::MakeTensor(std::move(out));
+}
+
 // cat(d, x1, x2, ...): tensors of one rank, equal but along dimension d,
 // joined along d. The element type: Float64 if any is, else Float32 if any
 // is, else Int64 if any is an integer tensor, else Bool. Tuples (d = 1, a
@@ -372,9 +397,7 @@ Result<Value> Cat(const OpDef& op, OpArgs a) {
     f32 = f32 || x.dtype == DType::kF32;
     ints = ints || x.dtype == DType::kI64 || x.dtype == DType::kI32;
   }
-  DType dt = f64 ? DType::kF64 : f32 ? DType::kF32 : ints ? DType::kI64 : DType::kBool;
-  if (f32 && ints) dt = DType::kF64;
-  IRT_ASSIGN_OR_RETURN(Tensor out, Alloc(op.name, dt, shape));
+  IRT_ASSIGN_OR_RETURN(Tensor out, Alloc(op.name, JoinedDType(f64, f32, ints), shape));
   int64_t outer = 1, inner = 1;
   for (size_t i = 0; i < dim; ++i) outer *= shape[i];
   for (size_t i = dim + 1; i < shape.size(); ++i) inner *= shape[i];

@@ -49,6 +49,9 @@ irt-grad --emit-trace sl.fb > gsl.fb && check gsl.fb
 # by item; the function is named sum (the code names it sum_ in Python).
 irt-trace -o tc.fb testdata/ir/tuplecat.ir sum 1.5 3 && check tc.fb
 irt-grad --emit-trace tc.fb > gtc.fb && check gtc.fb
+# A vector of a tuple's numbers (collect), and its backward pass.
+irt-trace -o co.fb testdata/ir/collect.ir vec 1.5 3 && check co.fb
+irt-grad --emit-trace co.fb > gco.fb && check gco.fb
 for step in 1.7 1.3; do
   mapfile -t A < <(/usr/bin/python3 "$IRT_SOURCE/tests/export/tensor_args.py" --step $step 7x5 5 9x6f32)
   irt-trace -o t.fb testdata/ir/tensorops.ir tops "${A[@]}" && check t.fb

@@ -103,6 +103,31 @@ Result<bool> Emitter::TupleRule(const GradEngine::Loc& l, NodeId id, uint64_t sl
     }
     return true;
   }
+  if (k.tuple_op == ClassInfo::kTupleCollect) {
+    // collect(t): getindex(dy, q + 1) to item q of t, a float.
+    const OperandVal x = ops_[0];
+    if (!x.varied || x.vkind != VKind::kTuple) return true;
+    IRT_RETURN_IF_ERROR(Materialize(slot, id));
+    const Ref dy = adj_.Get(slot);
+    if (dy.absent() || dy.value.kind() != VKind::kTensor) return true;
+    const Value t = e_.DecodeOperand(x);
+    const std::vector<Value>& items = t.tuple();
+    if (dy.value.tensor().numel() != static_cast<int64_t>(items.size())) {
+      return InvalidArgument(e_.NodeName(id) + ": a vector adjoint for a tuple of " +
+                             std::to_string(items.size()));
+    }
+    TupleRefs& xr = TupleRefsOf(x);
+    for (size_t q = 0; q < items.size() && q < xr.items.size(); ++q) {
+      const VKind ik = items[q].kind();
+      if (ik != VKind::kF64 && ik != VKind::kF32) continue;
+      const Ref idx[] = {dy, Ref{kNoNode, Value::I64(static_cast<int64_t>(q) + 1)}};
+      const Value v = ScalarValue(dy.value.tensor().at(static_cast<int64_t>(q)), ik == VKind::kF32);
+      const Ref item{Emit(NodeKind::kPrimitive, "getindex", idx, v, LocOf(id), PrimalOf(x.target)),
+                     v};
+      IRT_RETURN_IF_ERROR(AddRef(xr.items[q], item, x.target));
+    }
+    return true;
+  }
   if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
   const OperandVal x = ops_[0];
   if (!x.varied) return true;

@@ -125,6 +125,8 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
           k.tuple_op = ClassInfo::kTupleSlice;
         } else if (fc.kind == NodeKind::kPrimitive && fc.op == "cat" && fc.n_operands >= 2) {
           k.tuple_op = ClassInfo::kTupleCat;
+        } else if (fc.kind == NodeKind::kPrimitive && fc.op == "collect" && fc.n_operands == 1) {
+          k.tuple_op = ClassInfo::kTupleCollect;
         }
         break;
       case NodeKind::kCall:

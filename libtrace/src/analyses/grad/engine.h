@@ -182,15 +182,16 @@ struct ClassInfo {
   bool fast = false;    // FastReverse may apply
   bool nondiff = false;
   // tuple(a...), getitem(x, i), getindex(x, i), getslice(x, 1, ...),
-  // cat(1, t...): derivatives pass through tuples natively (TupleReverse),
-  // not by rules.
+  // cat(1, t...), collect(t): derivatives pass through tuples natively
+  // (TupleReverse), not by rules.
   enum TupleOp : uint8_t {
     kNoTupleOp,
     kTupleMake,
     kTupleItem,
     kTupleIndex,
     kTupleSlice,
-    kTupleCat
+    kTupleCat,
+    kTupleCollect
   };
   TupleOp tuple_op = kNoTupleOp;
   std::vector<int32_t> ref_index;  // per operand: index among dynamic refs, or -1 (literal)

@@ -415,6 +415,29 @@ Result<bool> GradEngine::TupleForward(const Loc& l, NodeId id, uint64_t slot, co
     tensor_tan_[slot] = Value::MakeTuple(std::move(items));
     return true;
   }
+  if (k.tuple_op == ClassInfo::kTupleCollect) {
+    // collect(t): the vector of the items' tangents (0 where none).
+    if (ops_.size() != 1 || ops_[0].vkind != VKind::kTuple) return true;
+    const uint64_t bits = BitsOf(l);
+    const DType dt = l.cv->c->tensor_dtype(bits);
+    if (dt != DType::kF64 && dt != DType::kF32) return true;  // no float: no tangent
+    Value t = tangent(ops_[0]);
+    Tensor out = Tensor::Zeros(dt, l.cv->c->tensor_shape(bits));
+    if (t.kind() == VKind::kTuple) {
+      const std::vector<Value>& items = t.tuple();
+      for (int64_t q = 0; q < out.numel() && static_cast<size_t>(q) < items.size(); ++q) {
+        const Value& v = items[static_cast<size_t>(q)];
+        if (!v.is_scalar() || v.kind() == VKind::kNothing) continue;
+        if (dt == DType::kF64) {
+          out.f64()[q] = v.to_double();
+        } else {
+          out.f32()[q] = static_cast<float>(v.to_double());
+        }
+      }
+    }
+    tensor_tan_[slot] = Value::MakeTensor(std::move(out));
+    return true;
+  }
   if (ops_.empty() || ops_[0].vkind != VKind::kTuple) return false;  // a tensor's: the rule
   if (k.tuple_op == ClassInfo::kTupleSlice) {
     Value t = tangent(ops_[0]);

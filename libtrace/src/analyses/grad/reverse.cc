@@ -185,6 +185,29 @@ Result<bool> GradEngine::TupleReverse(const Loc& l, NodeId id, uint64_t slot, co
     }
     return true;
   }
+  if (k.tuple_op == ClassInfo::kTupleCollect) {
+    // collect(t): element q of the vector's adjoint to item q of t, a float.
+    Operands(l, id, &ops_);
+    const OperandVal& o = ops_[0];
+    if (!o.varied) return true;
+    Value dy = AdjointValue(slot, l, /*take=*/true);
+    Value t = DecodeOperand(o);
+    if (dy.kind() != VKind::kTensor || t.kind() != VKind::kTuple) return true;
+    const std::vector<Value>& items = t.tuple();
+    if (dy.tensor().numel() != static_cast<int64_t>(items.size())) {
+      return InvalidArgument(NodeName(id) + ": a vector adjoint of " +
+                             std::to_string(dy.tensor().numel()) + " elements for a tuple of " +
+                             std::to_string(items.size()));
+    }
+    for (size_t q = 0; q < items.size(); ++q) {
+      const VKind ik = items[q].kind();
+      if (ik != VKind::kF64 && ik != VKind::kF32) continue;
+      IRT_RETURN_IF_ERROR(AccumulateTupleItem(
+          o.target, q, items.size(),
+          ScalarValue(dy.tensor().at(static_cast<int64_t>(q)), ik == VKind::kF32)));
+    }
+    return true;
+  }
   // getitem(x, i), getindex(x, i), getslice(x, 1, ...) of a tuple x.
   if (k.ref_index[0] < 0) return false;
   const NodeId x = RefTarget(l, id, static_cast<uint32_t>(k.ref_index[0]));
