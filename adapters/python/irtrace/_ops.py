@@ -297,6 +297,24 @@ def _mathpow(x, y):
     return ("math.pow", None) if ints else ("^", None)
 
 
+def _number(v):
+    return type(v) in (bool, int, float) or \
+        (np is not None and type(v) in (np.bool_, np.int64, np.float32, np.float64))
+
+
+def _collect(fallback):
+    # np.array(xs), np.asarray(xs): of a list or tuple of numbers, the
+    # standard collect (NumPy's dtype rule is collect's); of an array, a
+    # copy of it or itself (identity); of anything else NumPy's name.
+    def namer(x):
+        if np is not None and isinstance(x, np.ndarray):
+            return "identity", None
+        if isinstance(x, (list, tuple)) and x and all(_number(v) for v in x):
+            return "collect", None
+        return fallback, None
+    return namer
+
+
 def _float(x):
     # float(x) of a float is x itself; of anything else a conversion.
     return ("identity", None) if isinstance(x, float) else ("builtins.float", None)
@@ -304,7 +322,9 @@ def _float(x):
 
 OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr": _attr_t,
                  "seqlen": _seqlen, "len": _seqlen, "numpy.dot": _dot, "numpy.matmul": _matmul,
-                 "dotmethod": _dot, "builtins.float": _float, "math.pow": _mathpow, "concatenate": concatenate,
+                 "dotmethod": _dot, "builtins.float": _float, "math.pow": _mathpow,
+                 "numpy.array": _collect("numpy.array"),
+                 "numpy.asarray": _collect("numpy.asarray"), "concatenate": concatenate,
                  "lift": lift}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
@@ -315,7 +335,8 @@ NAMED_BY_OPERANDS = {builtins.float: ("builtins.float", 1),  # -> (name, operand
 # second operand: recorded as that operation, computed by the function.
 LITERAL_FORMS = {}
 if np is not None:
-    NAMED_BY_OPERANDS.update({np.dot: ("numpy.dot", 2), np.matmul: ("numpy.matmul", 2)})
+    NAMED_BY_OPERANDS.update({np.dot: ("numpy.dot", 2), np.matmul: ("numpy.matmul", 2),
+                              np.array: ("numpy.array", 1), np.asarray: ("numpy.asarray", 1)})
     LITERAL_FORMS = {np.square: ("^", 2)}
 BY_OPERANDS_NAMES = {name for name, _ in NAMED_BY_OPERANDS.values()}
 # NumPy functions lowered to standard operations by _lower (lower_<name>).

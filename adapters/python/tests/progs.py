@@ -276,3 +276,12 @@ def builds_arrays(x, y, a, b):  # arrays built from numbers and arrays
 
 def powers(x, y):  # math.pow is C's pow in binary64: ^, but of two integers
     return math.pow(x, 3) + math.pow(2, x) + math.pow(x, y) + math.pow(2, 3)
+
+
+def grows_array(x, n):  # a list grown by joining, then made an array
+    acc = []
+    for i in range(n):
+        acc = acc + [x ** i]
+    v = np.array(acc)
+    w = np.asarray(v) * np.array(v)
+    return v @ w + np.sum(np.asarray((x, 2.0)))

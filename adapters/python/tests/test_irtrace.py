@@ -490,3 +490,15 @@ def test_math_pow(tmp_path):
     assert math.isclose(g.derivatives[0], 3 * x * x + math.log(2) * 2 ** x + y * x ** (y - 1),
                         rel_tol=1e-14)
     assert math.isclose(g.derivatives[1], math.log(x) * x ** y, rel_tol=1e-14)
+
+
+def test_array_of_a_grown_list(tmp_path):
+    # np.array(acc) of a list a loop grew: numpy.array had no rule.
+    x = 1.3
+    t, g = grad_of(tmp_path, progs.grows_array, x, 4)
+    assert t.result == progs.grows_array(x, 4)
+    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
+    assert ops.count("collect") == 2 and ops.count("identity") == 2
+    # sum of x^(3i) for i < 4, plus x + 2: 3i x^(3i - 1), plus 1
+    assert math.isclose(g.derivatives[0], sum(3 * i * x ** (3 * i - 1) for i in range(4)) + 1,
+                        rel_tol=1e-14)
