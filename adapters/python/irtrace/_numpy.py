@@ -34,7 +34,8 @@ class NumpyLowering:
             return None
         return axis, bool(keep)
 
-    def lower_axis(self, e, x, axis, keepdims, std, callee=None, method=None, npfn=None):
+    def lower_axis(self, e, x, axis, keepdims, std, callee=None, method=None, npfn=None,
+                   strict=False):
         """np.sum(x, axis=k) and the like (x.sum(axis=k); mean, max, min):
         the standard reduction along dimension d (1-based, from x's number
         of dimensions when it runs), which keeps the dimension as NumPy's
@@ -44,7 +45,7 @@ class NumpyLowering:
         s = Stmt("op", std, [x, Const(axis), Const(True)], e, self, pyop="reduce",
                  callee=callee if method is None else method)
         s.kwnames = ("axis", "keepdims")
-        s.method, s.std, s.npfn = method is not None, std, npfn
+        s.method, s.std, s.npfn, s.strict = method is not None, std, npfn, strict
         # The IR text names it as a keyword call is named (ir_call_name).
         s.ir_name = method if method is not None else "numpy." + npfn if npfn else \
             _ops.qualified(self.resolve(callee[1].split(".")))
@@ -118,8 +119,10 @@ class NumpyLowering:
 
         def mean(v, keepdims):
             if axis is None:
-                return self.emit(Stmt("op", "mean", [v], e, self, pyop="npmean"))
-            return self.lower_axis(e, v, axis[0], keepdims, "mean", npfn="mean")
+                s = Stmt("op", "mean", [v], e, self, pyop="npmean")
+                s.strict = method
+                return self.emit(s)
+            return self.lower_axis(e, v, axis[0], keepdims, "mean", npfn="mean", strict=method)
         m = mean(x, True)
         d = self.emit(Stmt("op", "-", [x, m], e, self, pyop="-"))
         q = self.emit(Stmt("op", "*", [d, d], e, self, pyop="*"))

@@ -111,13 +111,13 @@ def _pyexpr(s, x):
             "len": lambda: f"len({x[0]})",
             "call1": lambda: f"{_callee(s)}({x[0]})",
             "unpack": lambda: f"_irt_unpack({x[0]}, {s.unpack})[{x[1]}]",
-            "reduce": lambda: (f"{x[0]}.{s.callee}" if s.method else
+            "reduce": lambda: (f"_irt_arr({x[0]}, True).{s.callee}" if s.method else
                                f"_irt_np.{s.npfn}" if s.npfn else _callee(s)) +
             (f"(axis={x[1]}, keepdims=True)" if s.method else
-             f"({x[0]}, axis={x[1]}, keepdims=True)"),
+             f"(_irt_arr({x[0]}, {s.strict}), axis={x[1]}, keepdims=True)"),
             "dropaxis": lambda: f"_irt_drop({x[0]}, {x[1]})",
-            "npmaximum": lambda: f"_irt_np.maximum({x[0]}, {x[1]})",
-            "npmean": lambda: f"_irt_np.mean({x[0]})",
+            "npmaximum": lambda: f"_irt_np.maximum(_irt_arr({x[0]}, False), {x[1]})",
+            "npmean": lambda: f"_irt_np.mean(_irt_arr({x[0]}, {s.strict}))",
             "npsqrt": lambda: f"_irt_np.sqrt({x[0]})",
             "npdot": lambda: f"_irt_np.dot({x[0]}, {x[1]})",
             "dotmethod": lambda: f"{x[0]}.dot({x[1]})",
@@ -275,7 +275,8 @@ def _generate(lf):
                 break
     emit("yield  # unreachable: makes every instrumented function a generator", entry, 2)
     cells = [f"_irt_cell_{n}" for n in lf.fn.__code__.co_freevars]
-    helpers = "_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack, _irt_drop, _irt_np"
+    helpers = "_irt_C, _irt_bool, _irt_getattr, _irt_seqlen, _irt_unpack, _irt_drop, _irt_np, " \
+        "_irt_arr"
     src = (f"def _irt_factory({helpers}{''.join(', ' + c for c in cells)}):\n"
            + "\n".join(lines) + "\n    return _irt_run\n")
     code = compile(src, f"<irtrace {lf.name}>", "exec")
@@ -283,7 +284,7 @@ def _generate(lf):
     exec(code, {"__builtins__": __builtins__}, ns)
     factory = types.FunctionType(ns["_irt_factory"].__code__, lf.fn.__globals__, "_irt_factory")
     closure = lf.fn.__closure__ or ()
-    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, _drop, _ops.np, *closure)
+    lf.gen = factory(consts, bool, getattr, _seqlen, _unpack, _drop, _ops.np, _arr, *closure)
     lf.nargs = len(params) - 1
     lf.gen_code = lf.gen.__code__
     lf.specs = specs
@@ -315,6 +316,21 @@ def _unpack(xs, n):
     raise TypeError(f"irtrace unpacks tuples, lists, strings, ranges and arrays (of at least "
                     f"one dimension) into several targets, not {type(xs).__name__}; convert "
                     f"it with tuple(...) first")
+
+
+def _arr(x, strict):
+    """x, checked to be what a NumPy call the lowering takes apart (axis
+    reductions, var, clip) computes on as NumPy's own definition says: an
+    array, or (not strict: a function's operand) a list, tuple or number.
+    NumPy hands other objects to their own methods (np.var(d) calls
+    d.var()), and a method of another object is not NumPy's."""
+    np = _ops.np
+    if isinstance(x, np.ndarray) or (not strict and (isinstance(x, (list, tuple, bool, int, float))
+                                                     or isinstance(x, np.generic))):
+        return x
+    raise TypeError(f"irtrace records this NumPy call on arrays"
+                    f"{'' if strict else ', lists, tuples and numbers'}, not on "
+                    f"{type(x).__name__} (call it in a helper marked irtrace.primitive)")
 
 
 def _drop(v, axis):

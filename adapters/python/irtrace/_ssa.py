@@ -32,6 +32,7 @@ class Stmt(Val):
     'global' (a global or closure value, recorded as a Constant)."""
 
     kwnames = ()  # of a call: the keywords of its last len(kwnames) args
+    strict = False  # a NumPy lowering's operand: an array only (a method's receiver)
 
     def __init__(self, kind, name, args, node, fn, pyop=None, callee=None):
         self.kind, self.name, self.args, self.pyop, self.callee = kind, name, args, pyop, callee

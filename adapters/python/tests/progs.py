@@ -285,3 +285,26 @@ def grows_array(x, n):  # a list grown by joining, then made an array
     v = np.array(acc)
     w = np.asarray(v) * np.array(v)
     return v @ w + np.sum(np.asarray((x, 2.0)))
+
+
+class Dist:  # an object with NumPy-like methods of its own
+    def __init__(self, v):
+        self.v = v
+
+    def var(self, axis=None):
+        return 2.0 * self.v
+
+    def sum(self, axis=None):
+        return 3.0 * self.v
+
+
+def dist_var(x):
+    return np.var(Dist(x)) + Dist(x).var()
+
+
+def dist_sum_axis(x):
+    return Dist(x).sum(axis=0)
+
+
+def list_var(xs):
+    return np.var(xs) + np.sum(xs, axis=0)

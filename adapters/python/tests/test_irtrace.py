@@ -502,3 +502,14 @@ def test_array_of_a_grown_list(tmp_path):
     # sum of x^(3i) for i < 4, plus x + 2: 3i x^(3i - 1), plus 1
     assert math.isclose(g.derivatives[0], sum(3 * i * x ** (3 * i - 1) for i in range(4)) + 1,
                         rel_tol=1e-14)
+
+
+def test_numpy_lowerings_only_for_arrays(tmp_path):
+    # np.var(d) calls d.var() when d is no array, and d.sum(axis=0) is d's
+    # own method: what the lowering computes as NumPy's definition would be
+    # another computation. Such a call stops the run; a list is an array.
+    for f in (progs.dist_var, progs.dist_sum_axis):
+        with pytest.raises(TypeError, match="irtrace records this NumPy call on arrays"):
+            irtrace.track(f, 1.5)
+    t = irtrace.track(progs.list_var, [1.0, 2.0, 4.0])
+    assert t.result == progs.list_var([1.0, 2.0, 4.0])
