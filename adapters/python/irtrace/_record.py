@@ -127,7 +127,7 @@ def _pyexpr(s, x):
             f"_irt_np.ravel({x[0]})[None, :]",
             "concatenate": lambda: f"_irt_np.concatenate([{x[0]}, {x[1]}], axis={x[2]})",
             "lift": lambda: f"_irt_np.expand_dims(_irt_np.asarray({x[0]}), {x[1]})",
-            "npminimum": lambda: f"_irt_np.minimum({x[0]}, {x[1]})",
+            "npminimum": lambda: f"_irt_np.minimum(_irt_arr({x[0]}, False), {x[1]})",
             "newaxis": lambda: f"{x[0]}[" + "".join(
                 {"s": ":, ", "n": "None, ", "i": ""}[c] for c in s.kinds) + "]",
             "min": lambda: f"({x[0]} if {x[0]} <= {x[1]} else {x[1]})",
@@ -303,8 +303,9 @@ def _seqlen(xs):
 
 
 def _unpack(xs, n):
-    """xs, checked as `a, b, ... = xs` (n targets) checks it: the targets
-    are then bound by indexing, which means iterating only for these."""
+    """xs of `a, b, ... = xs` (n targets), checked as Python's unpacking
+    checks it. The targets are then bound by indexing, which reads the
+    items iteration would only for the types accepted here."""
     if isinstance(xs, (list, tuple, str, range)) or \
             (_ops.np is not None and isinstance(xs, _ops.np.ndarray) and xs.ndim > 0):
         m = len(xs)
