@@ -124,3 +124,29 @@ def test_where_and_reshape(tmp_path):
     ops = [k.op for k in irtrace.load(tmp_path / "t.fb").root.children if k.kind == "Primitive"]
     assert "ifelse" in ops and ops.count("reshape") == 2
     assert g[0].shape == (4,)
+
+
+def test_hmm_forward(tmp_path):
+    rng = np.random.default_rng(3)
+    logA = np.log(rng.dirichlet(np.ones(3), size=3))
+    logpi = np.log(rng.dirichlet(np.ones(3)))
+    check(rp.hmm_forward, (logA, logpi, rng.normal(size=(6, 3))), [0, 1, 2], tmp_path)
+
+
+def test_kalman_likelihood(tmp_path):
+    check(rp.kalman_loglik, (0.2, 0.5, [0.3, -0.1, 0.8, 0.4]), [0, 1, 2], tmp_path)
+
+
+def test_stick_breaking(tmp_path):
+    check(rp.stick_breaking, (np.array([0.3, 0.5, 0.2, 0.6]), 1.5), [0, 1], tmp_path)
+
+
+def test_gmm_vectorized(tmp_path):
+    rng = np.random.default_rng(4)
+    check(rp.gmm_vectorized, (rng.normal(size=(5, 2)), rng.normal(size=(3, 2)), 0.2), [0, 1, 2],
+          tmp_path)
+
+
+def test_rbf_standardized(tmp_path):
+    rng = np.random.default_rng(5)
+    check(rp.rbf_standardized, (rng.normal(size=(4, 3)), 0.8), [0, 1], tmp_path)
