@@ -456,28 +456,26 @@ def test_numpy_functions_as_standard_operations(tmp_path):
     # with the values NumPy computes (the result equal bit for bit).
     rng = np.random.default_rng(11)
     a, b, A = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(2, 3))
-    args = [a, b, A, 0.8]
-    t, g = grad_of(tmp_path, progs.numpy_idioms, *args)
-    assert t.result == progs.numpy_idioms(*args)
+    all_standard(tmp_path, progs.numpy_idioms, [a, b, A, 0.8])
+
+
+def all_standard(tmp_path, f, args):
+    """f(*args) recorded with no operation under a library's name (no "."),
+    its result Python's bit for bit, each derivative central differences'."""
+    t, g = grad_of(tmp_path, f, *args)
+    assert t.result == f(*args)
     ops = [k.op for k in t.root.children if k.kind == "Primitive"]
     assert not [o for o in ops if "." in o], ops
-    for i in range(4):
-        assert np.allclose(g.derivatives[i], central(progs.numpy_idioms, args, i),
-                           rtol=1e-7, atol=1e-7), i
+    for i in range(len(args)):
+        assert np.allclose(g.derivatives[i], central(f, args, i), rtol=1e-7, atol=1e-7), i
 
 
 def test_arrays_built_from_numbers_and_arrays(tmp_path):
     # np.array([x, y]) of numbers, of rows, np.stack, np.concatenate of
     # three: numpy.array and numpy.stack had no derivative rule.
     rng = np.random.default_rng(12)
-    args = [0.7, -1.3, rng.normal(size=3), rng.normal(size=3)]
-    t, g = grad_of(tmp_path, progs.builds_arrays, *args)
-    assert t.result == progs.builds_arrays(*args)
-    ops = [k.op for k in t.root.children if k.kind == "Primitive"]
-    assert not [o for o in ops if "." in o], ops
-    for i in range(4):
-        assert np.allclose(g.derivatives[i], central(progs.builds_arrays, args, i),
-                           rtol=1e-7, atol=1e-7), i
+    all_standard(tmp_path, progs.builds_arrays,
+                 [0.7, -1.3, rng.normal(size=3), rng.normal(size=3)])
 
 
 def test_math_pow(tmp_path):
