@@ -160,6 +160,9 @@ std::vector<Case> Cases() {
   cs.push_back({"getslice", "getslice(%2, 2, nothing, nothing, 2)", {m}, {true}});
   cs.push_back(
       {"ungetslice", "ungetslice(%2, %3, 2, 0, 3, 2)", {"[1.0 2.0; 3.0 4.0]", m}, {true, false}});
+  cs.push_back({"cumsum", "cumsum(%2)", {v}, {true}});
+  cs.push_back({"cumsum", "cumsum(%2, 2)", {m}, {true}});
+  cs.push_back({"cumsum", "cumsum(%2, 1)", {m}, {true}});
   cs.push_back({"cat", "cat(1, %2, %3)", {m, "[0.1 0.2 0.3]"}, {true, true}});
   cs.push_back({"cat", "cat(2, %2, %3)", {m, "[0.1 0.2; 0.3 0.4]"}, {true, true}});
   cs.push_back({"getindex", "getindex(%2, 2, 3)", {m}, {true}});
@@ -361,6 +364,13 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
   EXPECT_EQ(Eval("cat", {"1", "[1 2]", "[3.5 4.5]"}), "[1.0 2.0; 3.5 4.5]::Matrix{Float64}");
   EXPECT_EQ(Eval("cat", {"2", "[1 2]", "[3, 4]"}),
             "DimensionMismatch: cat: cannot join 1×2 and 2 along dimension 2");
+  // cumsum: in order along a dimension; integers and Bools as Int64.
+  EXPECT_EQ(Eval("cumsum", {"[1.5, 2.0, -1.0]"}), "[1.5, 3.5, 2.5]::Vector{Float64}");
+  EXPECT_EQ(Eval("cumsum", {"[1 2 3; 4 5 6]", "1"}), "[1 2 3; 5 7 9]::Matrix{Int64}");
+  EXPECT_EQ(Eval("cumsum", {"[1 2 3; 4 5 6]", "2"}), "[1 3 6; 4 9 15]::Matrix{Int64}");
+  EXPECT_EQ(Eval("cumsum", {"[true, true, false]"}), "[1, 2, 2]::Vector{Int64}");
+  EXPECT_EQ(Eval("cumsum", {"[1 2; 3 4]"}),
+            "ArgumentError: cumsum: a tensor of 2 dimensions needs the dimension to sum along");
   // collect: a tuple's numbers as a vector of the type that holds them.
   EXPECT_EQ(Eval("collect", {"(1, true, 2.5)"}), "[1.0, 1.0, 2.5]::Vector{Float64}");
   EXPECT_EQ(Eval("collect", {"(1, true)"}), "[1, 1]::Vector{Int64}");

@@ -75,6 +75,7 @@ std::string_view TensorHelper(std::string_view op, uint32_t arity) {
       {"getslice", 4, 5, "getslice"},   {"ungetslice", 5, 6, "ungetslice"},
       {"size", 1, 2, "size"},           {"length", 1, 1, "length"},
       {"tuple", 0, 99, "tuple_"},       {"collect", 1, 1, "collect"},
+      {"cumsum", 1, 2, "cumsum"},
   };
   for (const Row& r : kRows) {
     if (r.op == op && arity >= r.min && arity <= r.max) return r.helper;

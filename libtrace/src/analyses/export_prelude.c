@@ -908,6 +908,43 @@ static inline irt_t irt_getslice(int na, const irt_t* a) {
 }
 static inline irt_t irt_ungetslice(int na, const irt_t* a) { return irt_slicing(na, a, 1, 1); }
 
+/* Running sums along dimension a[1] (of a vector without it), in order;
+   integers and Bools as Int64 (wrapping), Float32 in Float32. */
+static inline irt_t irt_cumsum(int na, const irt_t* a) {
+  irt_t x = irt_tensor_of(a[0]);
+  int d = na > 1 ? (int)irt_index(a[1]) - 1 : 0;
+  if (na == 1 && x->ndim != 1) irt_fail("ArgumentError: cumsum needs the dimension to sum along");
+  if (d < 0 || d >= x->ndim) irt_fail("AxisError: no such dimension");
+  int dt = x->dtype == IRT_F8 || x->dtype == IRT_F4 ? x->dtype : IRT_I8;
+  irt_obj* out = irt_new(dt, x->ndim, x->shape);
+  int64_t outer = 1, inner = 1, len = x->shape[d];
+  for (int k = 0; k < x->ndim; ++k) {
+    if (k < d) outer *= x->shape[k];
+    if (k > d) inner *= x->shape[k];
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < inner; ++k) {
+      double f8 = 0.0;
+      float f4 = 0.0f;
+      uint64_t i8 = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        int64_t at = (o * len + j) * inner + k;
+        irt_s e = irt_el(x, at);
+        if (dt == IRT_F8) {
+          f8 += e.d;
+          ((double*)out->data)[at] = f8;
+        } else if (dt == IRT_F4) {
+          f4 += (float)e.d;
+          ((float*)out->data)[at] = f4;
+        } else {
+          i8 += (uint64_t)e.i;
+          ((int64_t*)out->data)[at] = (int64_t)i8;
+        }
+      }
+    }
+  return out;
+}
+
 /* A vector of a tuple's numbers, in the type that holds them all (as cat). */
 static inline irt_t irt_collect(int na, const irt_t* a) {
   (void)na;

@@ -794,6 +794,13 @@ def ungetslice(t, x, d, start, stop, step=None):
     return out
 
 
+def cumsum(x, d=None):
+    if x.ndim != 1 and d is None:
+        raise ValueError("cumsum: a tensor of %d dimensions needs the dimension" % x.ndim)
+    dt = x.dtype if x.dtype.kind == "f" else np.int64
+    return np.cumsum(x, axis=0 if d is None else _index(d) - 1, dtype=dt)
+
+
 def collect(t):
     dts = [np.asarray(v).dtype for v in t]
     f64 = any(d == np.float64 for d in dts)

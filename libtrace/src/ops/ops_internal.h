@@ -105,6 +105,7 @@ Result<Value> GetSlice(const OpDef& op, OpArgs a);
 Result<Value> UngetSlice(const OpDef& op, OpArgs a);
 Result<Value> Cat(const OpDef& op, OpArgs a);
 Result<Value> Collect(const OpDef& op, OpArgs a);
+Result<Value> Cumsum(const OpDef& op, OpArgs a);
 
 }  // namespace irt::ops
 

@@ -94,6 +94,8 @@ constexpr auto kOps = std::to_array<OpDef>({
           "collect(t)"},
     Elem("cos", 1, 0, SOp::kCos, "cos(a)", "cosine"),
     Elem("cosh", 1, 0, SOp::kCosh, "cosh(a)", "hyperbolic cosine"),
+    Op("cumsum", 1, 2, L, ops::Cumsum, "cumsum(x[, d])",
+       "running sums along dimension d (of a vector when d is left out), added in order"),
     Elem("digamma", 1, 0, SOp::kDigamma, "digamma(a)", "the derivative of lgamma"),
     Elem("div", 2, N, SOp::kNone, "div(a, b)", "quotient rounded toward zero (C's /)"),
     Op("dot", 2, 2, 0, ops::Dot, "dot(x, y)", "sum of the products of two vectors' elements"),

@@ -342,6 +342,49 @@ static DType JoinedDType(bool f64, bool f32, bool ints) {
   return f32 ? DType::kF32 : ints ? DType::kI64 : DType::kBool;
 }
 
+// cumsum(x[, d]): running sums along dimension d (of a vector when d is
+// left out), added in order; integers and Bools sum as Int64 (wrapping),
+// Float32 in Float32, as NumPy's cumsum.
+Result<Value> Cumsum(const OpDef& op, OpArgs a) {
+  if (!IsTensor(a[0]) || (a.size() == 2 && !IsReal(a[1]))) return NoMethod(op.name, a);
+  const Tensor& x = a[0].tensor();
+  size_t dim = 0;
+  if (a.size() == 2) {
+    IRT_ASSIGN_OR_RETURN(dim, DimArg(op.name, a[1], x.shape.size()));
+  } else if (x.shape.size() != 1) {
+    return Bad(op.name, "a tensor of " + std::to_string(x.shape.size()) +
+                            " dimensions needs the dimension to sum along");
+  }
+  const DType dt = IsFloatDType(x.dtype) ? x.dtype : DType::kI64;
+  IRT_ASSIGN_OR_RETURN(Tensor out, Alloc(op.name, dt, x.shape));
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < dim; ++i) outer *= x.shape[i];
+  for (size_t i = dim + 1; i < x.shape.size(); ++i) inner *= x.shape[i];
+  const int64_t len = x.shape.empty() ? 0 : x.shape[dim];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      double f64 = 0.0;
+      float f32 = 0.0f;
+      uint64_t i64 = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t at = (o * len + j) * inner + k;
+        const Value v = ElementAt(x, at);
+        if (dt == DType::kF64) {
+          f64 += ToF64(v);
+          out.f64()[at] = f64;
+        } else if (dt == DType::kF32) {
+          f32 += ToF32(v);
+          out.f32()[at] = f32;
+        } else {
+          i64 += static_cast<uint64_t>(v.bits());
+          StoreElement(&out, at, Value::I64(Wrap(i64)));
+        }
+      }
+    }
+  }
+  return Value::MakeTensor(std::move(out));
+}
+
 // collect(t): a vector of a tuple's numbers, of their joined type.
 Result<Value> Collect(const OpDef& op, OpArgs a) {
   if (a[0].kind() != VKind::kTuple) return NoMethod(op.name, a);
