@@ -669,6 +669,10 @@ class Lowerer(NumpyLowering):
                 v = self.lower_var(e, None, std=f.attr == "std", method=True)
                 if v is not None:
                     return v
+            if isinstance(f, ast.Attribute) and self.dotted(f) is None and f.attr == "cumsum":
+                v = self.lower_cumsum(e, None, method=True)
+                if v is not None:
+                    return v
             if isinstance(f, ast.Attribute) and self.dotted(f) is None and \
                     f.attr in _ops.AXIS_METHODS:
                 axis = self.axis_args(e, 0)

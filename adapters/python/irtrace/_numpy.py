@@ -134,6 +134,26 @@ class NumpyLowering:
     def lower_std(self, e, callee):
         return self.lower_var(e, callee, std=True)
 
+    def lower_cumsum(self, e, callee, method=False):
+        """np.cumsum(x[, axis]) and x.cumsum([axis]): the standard cumsum
+        along axis + 1 (of a vector without an axis), named when it runs
+        (NumPy flattens a tensor given no axis: that keeps NumPy's name)."""
+        first = 0 if method else 1
+        if len(e.args) > first + 1 or len(e.args) < first or \
+                any(k.arg != "axis" for k in e.keywords) or len(e.keywords) + len(e.args) > first + 1:
+            return None
+        given = e.args[first:] + [k.value for k in e.keywords]
+        axis = self.literal(given[0]) if given else None
+        if given and type(axis) is not int:
+            return None
+        x = self.expr(e.func.value if method else e.args[0])
+        s = Stmt("op", "cumsum", [x, Const(axis)], e, self, pyop="cumsum",
+                 callee=callee if not method else "cumsum")
+        s.method = method
+        s.kwnames = ("axis",)
+        s.ir_name = "cumsum" if method else "numpy.cumsum"
+        return self.emit(s)
+
     def sequence_args(self, e, keywords):
         """The items of a call's first argument, a list or tuple display of
         at least one item, and its literal keywords by name (axis by

@@ -280,6 +280,17 @@ def lift(x, axis):
     return "numpy.expand_dims(axis=)", None
 
 
+def cumsum_name(x, axis):
+    """The name and operands of np.cumsum(x, axis) (a namer): the standard
+    cumsum along axis + 1 of an array (of a vector without an axis)."""
+    if np is not None and isinstance(x, np.ndarray):
+        if axis is None and x.ndim == 1:
+            return "cumsum", (0,)
+        if axis is not None and -x.ndim <= axis < x.ndim:
+            return "cumsum", (0, (axis % x.ndim + 1,))
+    return "numpy.cumsum(axis=)", None
+
+
 def _join(a, b):
     # a + b of two tuples or two lists joins them: the standard cat along a
     # tuple's one dimension (a literal 1 first); anything else is `+`.
@@ -325,7 +336,7 @@ OPERAND_NAMED = {"+join": _join, "dropaxis": drop_axis, "@": _matmul, "getattr":
                  "dotmethod": _dot, "builtins.float": _float, "math.pow": _mathpow,
                  "numpy.array": _collect("numpy.array"),
                  "numpy.asarray": _collect("numpy.asarray"), "concatenate": concatenate,
-                 "lift": lift}
+                 "lift": lift, "cumsum": cumsum_name}
 # Functions of two operands recorded as operators whose name depends on
 # their values: np.dot and np.matmul as `@` is (matmul, dot, or NumPy's
 # name for a vector on the left). Resolved where the function is lowered.
@@ -344,4 +355,4 @@ LOWERED = {}
 if np is not None:
     LOWERED = {np.clip: "clip", np.outer: "outer", np.ravel: "ravel", np.var: "var",
                np.std: "std", np.concatenate: "concatenate", np.stack: "stack",
-               np.array: "array", np.linalg.norm: "norm"}
+               np.array: "array", np.linalg.norm: "norm", np.cumsum: "cumsum"}

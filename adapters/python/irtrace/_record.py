@@ -127,6 +127,8 @@ def _pyexpr(s, x):
             f"_irt_np.ravel({x[0]})[None, :]",
             "concatenate": lambda: f"_irt_np.concatenate([{x[0]}, {x[1]}], axis={x[2]})",
             "lift": lambda: f"_irt_np.expand_dims(_irt_np.asarray({x[0]}), {x[1]})",
+            "cumsum": lambda: (f"{x[0]}.cumsum(" if s.method else f"{_callee(s)}({x[0]}, ") +
+            f"axis={x[1]})",
             "npminimum": lambda: f"_irt_np.minimum(_irt_arr({x[0]}, False), {x[1]})",
             "newaxis": lambda: f"{x[0]}[" + "".join(
                 {"s": ":, ", "n": "None, ", "i": ""}[c] for c in s.kinds) + "]",

@@ -262,7 +262,8 @@ def numpy_idioms(a, b, A, x):  # NumPy functions that are standard operations in
     c = np.concatenate([a, b]) @ np.concatenate((b, a))
     C = np.concatenate([A, A * x], axis=1)
     n = np.linalg.norm(a) + np.linalg.norm(A) * x + np.sum(np.var(A, axis=0)) + A.var() + \
-        np.sum(A.std(axis=1, keepdims=True) * A) + np.sum(np.std(A, -1))
+        np.sum(A.std(axis=1, keepdims=True) * A) + np.sum(np.std(A, -1)) + \
+        np.cumsum(a) @ b + np.sum(np.cumsum(A, axis=1) * A.cumsum(0)) + np.sum(A.cumsum(axis=-1))
     return r + np.sum(z) + np.sum(o * o) + c + np.var(a) + np.std(b) * x + np.sum(C ** 2) + n
 
 

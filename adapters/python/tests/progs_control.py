@@ -109,7 +109,7 @@ def scaled(x, k=2.0, shift=0.0):
 
 
 def keywords(A, x):
-    col = np.cumsum(A, axis=0)[-1]
+    col = np.cumprod(A + 1.0, axis=0)[-1] - A[1] * A[0] - 1.0
     m = A.sum(axis=1)
     return scaled(x, shift=np.sum(col) + np.sum(m)) + scaled(k=3.0, x=x)
 

@@ -218,16 +218,16 @@ def test_keyword_arguments_in_calls(tmp_path):
     t, path = recorded(tmp_path, pc.keywords, A, 1.5)
     assert t.result == pc.keywords(A, 1.5)
     ir = irtrace.ir(pc.keywords)
-    assert "numpy.cumsum(%2, axis=0)" in ir and "Main.scaled(%3, shift=" in ir
-    assert "sum(%2, axis=1, keepdims=true)" in ir and "numpy.squeeze(%6, axis=1)" in ir
+    assert "numpy.cumprod(%4, axis=0)" in ir and "Main.scaled(%3, shift=" in ir
+    assert "sum(%2, axis=1, keepdims=true)" in ir and "numpy.squeeze(%12, axis=1)" in ir
     text = t.print(levels=2)
     # Library calls with keywords keep their names (but reductions along an
     # axis, which are standard); calls of traced functions bind keywords to
     # parameters, defaults included.
-    assert "⟨numpy.cumsum(axis=)⟩(@2, ⟨0⟩) → [0.0 1.0 2.0; 3.0 5.0 7.0]::Matrix{Float64}" \
+    assert "⟨numpy.cumprod(axis=)⟩(@4, ⟨0⟩) → [1.0 2.0 3.0; 4.0 10.0 18.0]::Matrix{Float64}" \
         in text
     assert "⟨sum⟩(@2, ⟨2⟩) → [3.0; 12.0;;]" in text
-    assert "⟨getitem⟩(@6, ⟨nothing⟩, ⟨0⟩) → [3.0, 12.0]" in text
+    assert "⟨getitem⟩(@12, ⟨nothing⟩, ⟨0⟩) → [3.0, 12.0]" in text
     calls = [n for n in t.root.children if n.op == "scaled"]
     assert [[a.value for a in c.children[1:4]] for c in calls] == [[1.5, 2.0, 30.0],
                                                                    [1.5, 3.0, 0.0]]
