@@ -63,9 +63,14 @@ Result<int64_t> CheckedNumel(std::span<const int64_t> shape);
 namespace internal {
 /// Storage of this many bytes or more is a tensor block (TensorAllocator).
 inline constexpr size_t kTensorBlockBytes = size_t{2} << 20;
-/// A zero-filled tensor block of at least `bytes` (>= kTensorBlockBytes),
-/// aligned to 2 MiB; throws std::bad_alloc when there is no memory for it.
-void* AllocateTensorBlock(size_t bytes);
+/// A block of at least `bytes`, in whole 2 MiB pages aligned to 2 MiB and
+/// mapped for transparent huge pages (one page fault per 2 MiB, not per
+/// 4 KiB: on a virtual machine a fault costs microseconds), zero-filled
+/// unless `zero` is false (a reused block then holds what it held). Throws
+/// std::bad_alloc when there is no memory for it. Tensors of
+/// kTensorBlockBytes or more live in blocks, and so do the large buffers
+/// of the readers and the gradient engine (decoded columns, adjoints).
+void* AllocateTensorBlock(size_t bytes, bool zero = true);
 /// Gives back a block from AllocateTensorBlock(bytes), same `bytes`.
 void FreeTensorBlock(void* block, size_t bytes) noexcept;
 /// The bytes of freed blocks kept for reuse (at most 64 MiB).

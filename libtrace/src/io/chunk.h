@@ -69,6 +69,7 @@ class DecodeArena {
   struct Block {
     uint8_t* base;
     size_t size, used;
+    bool in_file;  // mapped from the spool file, else a tensor block
   };
   std::mutex mu_;
   std::vector<Block> blocks_;

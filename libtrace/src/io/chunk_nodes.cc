@@ -161,7 +161,13 @@ enum class Why {
 }  // namespace
 
 DecodeArena::~DecodeArena() {
-  for (const Block& b : blocks_) munmap(b.base, b.size);
+  for (const Block& b : blocks_) {
+    if (b.in_file) {
+      munmap(b.base, b.size);
+    } else {
+      FreeTensorBlock(b.base, b.size);
+    }
+  }
   if (fd_ >= 0) close(fd_);
 }
 
@@ -174,13 +180,10 @@ void* DecodeArena::Allocate(size_t bytes) {
     constexpr size_t kHuge = size_t{2} << 20;
     size_t want = blocks_.empty() ? kHuge : std::min(blocks_.back().size * 2, size_t{64} << 20);
     size_t size = std::max(want, (bytes + kHuge - 1) / kHuge * kHuge);
-    void* p = MAP_FAILED;
-    if (memory_bytes_ + size <= memory_limit_) {
-      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-      madvise(p, size, MADV_HUGEPAGE);  // advice only: fine if refused
-#endif
+    void* p = nullptr;
+    const bool in_memory = memory_bytes_ + size <= memory_limit_;
+    if (in_memory) {
+      p = AllocateTensorBlock(size, /*zero=*/false);  // on huge pages
       memory_bytes_ += size;
     } else {
       if (fd_ < 0) {
@@ -198,7 +201,7 @@ void* DecodeArena::Allocate(size_t bytes) {
       if (p == MAP_FAILED) throw std::bad_alloc();
       file_bytes_ += size;
     }
-    blocks_.push_back({static_cast<uint8_t*>(p), size, 0});
+    blocks_.push_back({static_cast<uint8_t*>(p), size, 0, !in_memory});
   }
   Block& b = blocks_.back();
   void* out = b.base + b.used;
@@ -245,19 +248,19 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   // The call holding each node as a body node: >= 0 for the local index of
   // a marker in this chunk; -(L + 1) for the call open at level L (0 = root)
   // when the chunk started.
-  // Scratch reused across chunks (a chunk may hold 2^16 nodes or more);
-  // plain pointers in the loop, not thread_local accesses.
-  thread_local std::vector<int64_t> container_buf;
-  thread_local std::vector<uint8_t> closed_buf;
-  thread_local std::vector<fb::Kind> kind_buf;
-  if (container_buf.size() < n) container_buf.resize(n);
-  if (kind_buf.size() < n) kind_buf.resize(n);
-  closed_buf.assign(n, 0);
-  int64_t* const container = container_buf.data();
-  uint8_t* const closed = closed_buf.data();  // by local marker index
+  // Scratch reused across chunks (a chunk may hold 2^16 nodes or more), in
+  // one tensor block per thread at least (a page fault per 2 MiB); plain
+  // pointers in the loop, not thread_local accesses. Only `closed` is read
+  // before it is written.
+  thread_local GrowBuffer<int64_t> scratch_buf;
+  const size_t words = size_t{n} + (size_t{n} + 7) / 8 * 2;
+  int64_t* const container =
+      scratch_buf.Reserve(std::max(words, GrowBuffer<int64_t>::kBlockBytes / sizeof(int64_t)));
+  uint8_t* const closed = reinterpret_cast<uint8_t*>(container + n);  // by local marker index
+  std::memset(closed, 0, n);
   // The kind of each node checked so far, by local index: a reference's
   // target is looked up here, one byte, not through its 16-byte record.
-  fb::Kind* const kind_at = kind_buf.data();
+  auto* const kind_at = reinterpret_cast<fb::Kind*>(closed + (size_t{n} + 7) / 8 * 8);
   std::vector<uint32_t> open;           // local markers of the calls opened here, still open
   std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
   uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open

@@ -18,37 +18,11 @@
 #include <vector>
 
 #include "io/column_reader.h"
+#include "io/grow_buffer.h"
 #include "irt/status.h"
 #include "irtrace_generated.h"
 
 namespace irt::internal {
-
-/// Uninitialised storage that only grows: a decode target reused from chunk
-/// to chunk, never zero-filled (only the memory written is touched).
-template <typename T>
-class GrowBuffer {
- public:
-  GrowBuffer() = default;
-  GrowBuffer(GrowBuffer&& o) noexcept : data_(std::move(o.data_)), cap_(o.cap_) { o.cap_ = 0; }
-  GrowBuffer& operator=(GrowBuffer&& o) noexcept {
-    data_ = std::move(o.data_);
-    cap_ = o.cap_;
-    o.cap_ = 0;
-    return *this;
-  }
-  T* Reserve(size_t n) {
-    if (cap_ < n) {
-      data_.reset(new T[n]);
-      cap_ = n;
-    }
-    return data_.get();
-  }
-  T* data() const { return data_.get(); }
-
- private:
-  std::unique_ptr<T[]> data_;
-  size_t cap_ = 0;
-};
 
 /// Bounds of a format-2 chunk, so that decoding allocates at most 128 MiB
 /// whatever the chunk claims: nodes (16 bytes each once decoded) and

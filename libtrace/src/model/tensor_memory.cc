@@ -5,7 +5,9 @@
 // A fresh mapping is zero-filled by the kernel, so a block is handed out
 // zero-filled without writing it again. The blocks freed last are kept, up
 // to kCacheBytes, for the next tensor of their size, so a loop over
-// matrices reuses warm memory.
+// matrices reuses warm memory. The readers' and the gradient engine's large
+// buffers (io/grow_buffer.h, the adjoint pages) are blocks too, handed out
+// without clearing when they need none (AllocateTensorBlock's `zero`).
 //
 // Storage from kTensorPieceBytes up to a block's size comes from operator
 // new, and the pieces freed last are kept too, up to kPieceCacheBytes, for
@@ -100,10 +102,10 @@ size_t MappedSize(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage -
 
 }  // namespace
 
-void* AllocateTensorBlock(size_t bytes) {
+void* AllocateTensorBlock(size_t bytes, bool zero) {
 #if defined(IRT_TENSOR_BLOCKS_FROM_NEW)
   void* block = ::operator new(bytes);
-  std::memset(block, 0, bytes);
+  if (zero) std::memset(block, 0, bytes);
   return block;
 #else
   if (bytes > SIZE_MAX / 2) throw std::bad_alloc();
@@ -116,7 +118,7 @@ void* AllocateTensorBlock(size_t bytes) {
   }
   if (reused != nullptr) {
     // Cleared outside the lock: warm memory, cheaper than a fresh mapping.
-    std::memset(reused, 0, bytes);
+    if (zero) std::memset(reused, 0, bytes);
     return reused;
   }
   // Map one huge page more than needed and cut the mapping down to the

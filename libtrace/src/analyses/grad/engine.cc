@@ -282,10 +282,7 @@ double* AdjointPages::Fill(uint64_t page) {
     free_.pop_back();
     std::memset(p, 0, kPage * sizeof(double));
   } else {
-    // A block this large comes from the kernel already zero: calloc does
-    // not write it again.
-    p = static_cast<double*>(std::calloc(kPage, sizeof(double)));
-    if (p == nullptr) throw std::bad_alloc();
+    p = static_cast<double*>(AllocateTensorBlock(kPage * sizeof(double)));
     store_.emplace_back(p);
   }
   pages_[page] = p;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "io/column_reader.h"
+#include "io/grow_buffer.h"
 #include "irt/grad.h"
 #include "irt/rules.h"
 #include "irt/status.h"
@@ -61,8 +62,9 @@ inline double Now() {
 class RankBits {
  public:
   void Resize(uint64_t n) {
-    words_.assign(n / 64 + 1, 0);
-    prefix_.assign(words_.size() + 1, 0);
+    const uint64_t nw = n / 64 + 1;
+    words_ = wbuf_.Zeroed(nw);
+    prefix_ = pbuf_.Zeroed(nw + 1);
   }
   void Set(uint64_t i) { words_[i >> 6] |= uint64_t{1} << (i & 63); }
   bool Get(uint64_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
@@ -73,8 +75,8 @@ class RankBits {
       prefix_[w] = prefix_[w - 1] + PopCount(words_[w - 1]);
     }
   }
-  const std::vector<uint64_t>& words() const { return words_; }
-  uint64_t* data() { return words_.data(); }
+  const uint64_t* words() const { return words_; }
+  uint64_t* data() { return words_; }
   uint64_t Rank(uint64_t i) const {
     uint64_t w = i >> 6;
     uint64_t mask = (uint64_t{1} << (i & 63)) - 1;
@@ -82,29 +84,32 @@ class RankBits {
   }
 
  private:
-  std::vector<uint64_t> words_;
-  std::vector<uint64_t> prefix_;
+  // Tensor blocks when large: a fault per 2 MiB (internal::GrowBuffer).
+  internal::GrowBuffer<uint64_t> wbuf_, pbuf_;
+  uint64_t* words_ = nullptr;
+  uint64_t* prefix_ = nullptr;
 };
 
 class Bits {
  public:
-  void Resize(uint64_t n) { w_.assign(n / 64 + 1, 0); }
+  void Resize(uint64_t n) { w_ = buf_.Zeroed(n / 64 + 1); }
   void Set(uint64_t i) { w_[i >> 6] |= uint64_t{1} << (i & 63); }
   bool Get(uint64_t i) const { return (w_[i >> 6] >> (i & 63)) & 1; }
 
  private:
-  std::vector<uint64_t> w_;
+  internal::GrowBuffer<uint64_t> buf_;
+  uint64_t* w_ = nullptr;
 };
 
-// Scalar adjoints (or tangents) by slot, in pages of 2^16 that are
-// allocated when first written. The reverse sweep gives a page back once it
-// is below it, and takes given-back pages before fresh ones: fresh memory,
-// which the kernel must clear, costs more than the sweep itself on a long
-// loop, and a sweep needs only the adjoints of the nodes still ahead of it.
-// The lowest slots (the root's arguments) are given back last, never.
+// Scalar adjoints (or tangents) by slot, in pages of 2^18 (2 MiB, a tensor
+// block: one page fault each) that are allocated when first written. The reverse sweep gives a page
+// back once it is below it, and takes given-back pages before fresh ones: fresh memory, which the
+// kernel must clear, costs more than the sweep itself on a long loop, and a sweep needs only the
+// adjoints of the nodes still ahead of it. The lowest slots (the root's arguments) are given back
+// last, never.
 class AdjointPages {
  public:
-  static constexpr unsigned kShift = 16;
+  static constexpr unsigned kShift = 18;
   static constexpr uint64_t kPage = uint64_t{1} << kShift;
 
   /// Room for `n` slots, all zero, and nothing held.
@@ -144,7 +149,7 @@ class AdjointPages {
   std::vector<double*> pages_;
   std::vector<double*> free_;  // given back, to be zeroed and reused
   struct FreeDeleter {
-    void operator()(double* p) const { std::free(p); }
+    void operator()(double* p) const { FreeTensorBlock(p, kPage * sizeof(double)); }
   };
   std::vector<std::unique_ptr<double, FreeDeleter>> store_;  // every page allocated
 };

@@ -725,7 +725,7 @@ Status GradEngine::ReversePass() {
     touched_.Set(s);
   }
   uint64_t slot = n_active_;
-  const std::vector<uint64_t>& words = varied_.words();
+  const uint64_t* const words = varied_.words();
   sweeping_ = true;
   // The sweep counts as a second pass over the trace's nodes: 2^16 nodes
   // (1024 words of the bit set) at a time, so the loop stays as it was.
