@@ -28,6 +28,35 @@ namespace {
 using testing::TempPath;
 using testing::WriteTrace;
 
+// The decoders' buffers: small ones from operator new, from 1 MiB on a
+// tensor block whose whole capacity is used, so that a later chunk a
+// little larger reuses it; Zeroed clears what it hands out.
+TEST(GrowBufferTest, LargeBuffersUseTheirWholeBlock) {
+  internal::GrowBuffer<uint32_t> b;
+  uint32_t* small = b.Reserve(100);
+  ASSERT_NE(small, nullptr);
+  small[99] = 7;
+  EXPECT_EQ(b.Reserve(50), small);
+  const size_t n = (size_t{1} << 20) / 4 + 10;  // a little over 1 MiB
+  uint32_t* big = b.Reserve(n);
+  ASSERT_NE(big, nullptr);
+  std::memset(big, 0xab, n * 4);
+  const size_t cap = internal::TensorBlockCapacity(n * 4) / 4;
+  ASSERT_GE(cap, n);
+  EXPECT_EQ(b.Reserve(cap), big);  // fits in the block as it is
+  EXPECT_EQ(b.Reserve(n)[n - 1], 0xababababu);
+  uint32_t* z = b.Zeroed(cap);
+  EXPECT_EQ(z, big);
+  EXPECT_EQ(z[0], 0u);
+  EXPECT_EQ(z[cap - 1], 0u);
+  internal::GrowBuffer<uint32_t> moved = std::move(b);
+  EXPECT_EQ(moved.data(), big);
+  EXPECT_EQ(b.data(), nullptr);
+  uint32_t* bigger = moved.Reserve(cap + 1);
+  ASSERT_NE(bigger, nullptr);
+  bigger[cap] = 1;
+}
+
 // A loop of `steps` iterations that exercises every value mode: block
 // arguments copied from a jump's literal and reference operands, a
 // counter (Int64 deltas), a constant repeated every iteration, Bool,

@@ -71,7 +71,11 @@ inline constexpr size_t kTensorBlockBytes = size_t{2} << 20;
 /// kTensorBlockBytes or more live in blocks, and so do the large buffers
 /// of the readers and the gradient engine (decoded columns, adjoints).
 void* AllocateTensorBlock(size_t bytes, bool zero = true);
-/// Gives back a block from AllocateTensorBlock(bytes), same `bytes`.
+/// The bytes a block from AllocateTensorBlock(bytes) can hold (whole 2 MiB
+/// pages; `bytes` itself in a sanitizer build, which bounds it exactly).
+size_t TensorBlockCapacity(size_t bytes);
+/// Gives back a block from AllocateTensorBlock(bytes), same `bytes` (or
+/// any up to its capacity).
 void FreeTensorBlock(void* block, size_t bytes) noexcept;
 /// The bytes of freed blocks kept for reuse (at most 64 MiB).
 size_t CachedTensorBlockBytes();

@@ -47,9 +47,14 @@ class GrowBuffer {
       Free();
       const size_t bytes = n * sizeof(T);
       block_ = bytes >= block_from;
-      data_ = static_cast<T*>(block_ ? AllocateTensorBlock(bytes, /*zero=*/false)
-                                     : ::operator new(bytes));
-      cap_ = n;
+      if (block_) {
+        // All of the block: a later chunk a little larger fits in it too.
+        data_ = static_cast<T*>(AllocateTensorBlock(bytes, /*zero=*/false));
+        cap_ = TensorBlockCapacity(bytes) / sizeof(T);
+      } else {
+        data_ = static_cast<T*>(::operator new(bytes));
+        cap_ = n;
+      }
     }
     return data_;
   }

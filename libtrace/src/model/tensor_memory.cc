@@ -139,6 +139,14 @@ void* AllocateTensorBlock(size_t bytes, bool zero) {
 #endif
 }
 
+size_t TensorBlockCapacity(size_t bytes) {
+#if defined(IRT_TENSOR_BLOCKS_FROM_NEW)
+  return bytes;
+#else
+  return MappedSize(bytes);
+#endif
+}
+
 void FreeTensorBlock(void* block, size_t bytes) noexcept {
 #if defined(IRT_TENSOR_BLOCKS_FROM_NEW)
   (void)bytes;
