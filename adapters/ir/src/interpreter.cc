@@ -126,7 +126,8 @@ struct Frame {
   bool recording;
 };
 
-// Slots for the frames: segments of at least kSegmentSlots, each frame's
+// Slots for the frames: segments of kSegmentSlots (the first of
+// kFirstSegmentSlots) or of one frame, each frame's
 // slots contiguous in one segment. Segments are never moved or freed while
 // the stack lives, so pushing costs no copying however deep calls go; slots
 // above the top are always empty (kNone), as a fresh frame needs them.
@@ -144,7 +145,7 @@ class SlotStack {
     top_ -= n;
     if (top_ == 0 && seg_ > 0) {
       --seg_;
-      cur_ = segs_[seg_].data.get();
+      cur_ = segs_[seg_].data.data();
       cap_ = segs_[seg_].size;
       top_ = segs_[seg_].saved_top;
     }
@@ -156,15 +157,18 @@ class SlotStack {
     seg_ = 0;
     top_ = 0;
     if (!segs_.empty()) {
-      cur_ = segs_[0].data.get();
+      cur_ = segs_[0].data.data();
       cap_ = segs_[0].size;
     }
   }
 
  private:
+  static constexpr size_t kFirstSegmentSlots = 1 << 8;
   static constexpr size_t kSegmentSlots = 1 << 16;
   struct Segment {
-    std::unique_ptr<Slot[]> data;
+    // TensorAllocator: a large segment is on 2 MiB pages (one page fault
+    // each, not one per 4 KiB), as a deep recursion needs many.
+    std::vector<Slot, TensorAllocator<Slot>> data;
     size_t size = 0;
     size_t saved_top = 0;  // the top of this segment while later ones are in use
   };
@@ -177,10 +181,13 @@ class SlotStack {
       segs_.resize(seg_);  // too small for this frame: replace it and the ones after it
     }
     if (seg_ == segs_.size()) {
-      size_t size = std::max<size_t>(kSegmentSlots, n);
-      segs_.push_back(Segment{std::make_unique<Slot[]>(size), size, 0});
+      // A short run does not construct (and take page faults for) 65536
+      // slots it never uses: the first segment is small.
+      const size_t grown = segs_.empty() ? kFirstSegmentSlots : kSegmentSlots;
+      size_t size = std::max<size_t>(grown, n);
+      segs_.push_back(Segment{std::vector<Slot, TensorAllocator<Slot>>(size), size, 0});
     }
-    cur_ = segs_[seg_].data.get();
+    cur_ = segs_[seg_].data.data();
     cap_ = segs_[seg_].size;
     top_ = 0;
   }
