@@ -50,8 +50,12 @@ void Replay(const std::string& dir, size_t min_files) {
     fuzz::RunOne(bytes.data(), bytes.size());
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     dup2(saved, STDOUT_FILENO);
-    // A hang found by the fuzzer must stay fixed too (generous for sanitizers).
-    EXPECT_LT(s, 10.0) << f.filename();
+    // A hang found by the fuzzer must stay fixed too: seconds, not the
+    // minutes it took. Generous, as no test may depend on the machine's
+    // speed: the slowest input (a tuple of 2^24 shared leaves, exported as
+    // text) takes 6.5 s in a release build and 14 s under the sanitizers
+    // on a 2-core virtual machine whose page faults cost 13 us each.
+    EXPECT_LT(s, 45.0) << f.filename();
   }
   close(null);
   close(saved);
