@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -429,6 +430,50 @@ TEST(WriterTest, WritingBehindWritesTheSameBytes) {
     std::string a = write(false, format), b = write(true, format);
     EXPECT_GT(a.size(), 1000u);
     EXPECT_EQ(a, b) << "format " << format;
+  }
+}
+
+// A chunk whose references outgrow the staging buffer's first block
+// (2^19 of them) keeps every reference, written behind or not.
+TEST(WriterTest, ReferencesBeyondTheFirstBufferReadBack) {
+  constexpr int kNodes = 80000;  // 8 references each: 640,000 in one chunk
+  for (bool behind : {false, true}) {
+    WriterOptions opts;
+    opts.chunk_nodes = 1u << 20;
+    opts.write_behind = behind;
+    Trace t = WriteAndOpen(
+        "refs.fb",
+        [](TraceWriter& w) {
+          ClassSpec root{.kind = NodeKind::kCall, .op = "p"};
+          ClassSpec c{.kind = NodeKind::kConstant, .block = 1, .pos = 2};
+          ClassSpec sum{.kind = NodeKind::kPrimitive, .op = "+", .block = 1, .pos = 3};
+          sum.operands.assign(8, OperandSpec::Ref());
+          ClassSpec ret{
+              .kind = NodeKind::kReturn, .block = 1, .pos = 4, .operands = {OperandSpec::Ref()}};
+          ClassId cr = w.DefineClass(root), cc = w.DefineClass(c), cs = w.DefineClass(sum),
+                  ct = w.DefineClass(ret);
+          w.Append(cr, Value(), {});
+          std::vector<NodeId> last(8);
+          for (int i = 0; i < 8; ++i) last[i] = w.Append(cc, Value::F64(i), {});
+          for (int k = 0; k < kNodes; ++k) {
+            NodeId n = w.Append(cs, Value::F64(k), last);
+            std::rotate(last.begin(), last.begin() + 1, last.end());
+            last.back() = n;
+          }
+          w.Append(ct, Value::F64(0), std::vector<NodeId>{last.back()});
+        },
+        opts);
+    ASSERT_EQ(t.chunks().size(), 1u);
+    // Node 9 + k references the 8 nodes before it.
+    for (NodeId id : {NodeId{9}, NodeId{70000}, NodeId{8 + kNodes}}) {
+      auto n = t.node(id);
+      ASSERT_TRUE(n.ok());
+      std::vector<NodeId> want;
+      for (NodeId r = id - 8; r < id; ++r) want.push_back(r);
+      EXPECT_EQ(n->refs(), want) << "node " << id << (behind ? ", written behind" : "");
+    }
+    auto checked = CheckTrace(TempPath("refs.fb"));
+    EXPECT_TRUE(checked.ok()) << checked.status().message();
   }
 }
 

@@ -164,7 +164,7 @@ class TraceWriter {
                                           uint32_t n_refs) {
     const NodeId id = next_id_;
     const uint32_t n = n_nodes_, first = n_refs_;
-    uint32_t* const out = refs_.get() + first;
+    uint32_t* const out = refs_ + first;
     for (uint32_t i = 0; i < n_refs; ++i) {
       // Unsigned: an id at or after `id` wraps to a huge distance.
       NodeId d = id - refs[i] - 1;
@@ -192,6 +192,8 @@ class TraceWriter {
   NodeId Stage(ClassId cls, VKind vk, const Value* value, uint64_t bits, const NodeId* refs,
                size_t n_refs);
   void UpdateFastLimit();
+  // Points nodes_, refs_ and refs_cap_ at Impl's buffers.
+  void TakeStaging();
   void Fail(Status s) {
     status_ = std::move(s);
     fast_limit_ = 0;
@@ -200,11 +202,12 @@ class TraceWriter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   // The open chunk's nodes and reference distances; the fast path writes
-  // them inline while n_nodes_ < fast_limit_ (0 after an error).
-  std::unique_ptr<StagedNode[]> nodes_;
+  // them inline while n_nodes_ < fast_limit_ (0 after an error). Impl owns
+  // the buffers.
+  StagedNode* nodes_ = nullptr;
   uint32_t n_nodes_ = 0;
   uint32_t fast_limit_ = 0;
-  std::unique_ptr<uint32_t[]> refs_;
+  uint32_t* refs_ = nullptr;
   uint32_t n_refs_ = 0;
   uint32_t refs_cap_ = 0;
   std::vector<FastClass> fast_;

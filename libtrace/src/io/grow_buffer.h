@@ -66,6 +66,8 @@ class GrowBuffer {
     return p;
   }
   T* data() const { return data_; }
+  /// The elements it has room for.
+  size_t capacity() const { return cap_; }
 
  private:
   static_assert(std::is_trivially_copyable_v<T>);

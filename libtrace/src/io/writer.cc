@@ -18,6 +18,7 @@
 #include "io/chunk.h"
 #include "io/chunk_encoder.h"
 #include "io/control_flow.h"
+#include "io/grow_buffer.h"
 #include "io/packed.h"
 #include "irtrace_generated.h"
 
@@ -45,6 +46,15 @@ struct TraceWriter::Impl {
   // What one chunk is built from: its tables as the recording adds to
   // them, then (handed over) its node and reference columns and the parts
   // FinishChunk takes. Two of them take turns with write_behind.
+  // The open chunk's node and reference columns (TraceWriter::nodes_ and
+  // refs_ point into them). From 1 MiB on they are huge-page blocks
+  // (GrowBuffer): a chunk of 65,536 nodes is first touched with one page
+  // fault instead of 256, each of which costs microseconds on a virtual
+  // machine.
+  struct Staging {
+    internal::GrowBuffer<StagedNode> nodes;
+    internal::GrowBuffer<uint32_t> refs;
+  };
   struct ChunkState {
     flatbuffers::FlatBufferBuilder fbb{1 << 20};
     std::vector<fb::NodeClass> local_classes;
@@ -55,11 +65,9 @@ struct TraceWriter::Impl {
     std::vector<flatbuffers::Offset<fb::FunctionIR>> function_irs;
     std::vector<fb::Meta> trace_meta;
     internal::ChunkParts parts;
-    // The columns' buffers while the chunk is handed over (the writer's
-    // own otherwise).
-    std::unique_ptr<StagedNode[]> nodes;
-    std::unique_ptr<uint32_t[]> refs;
-    uint32_t refs_cap = 0;
+    // The columns' buffers while the chunk is handed over (a spare set
+    // otherwise).
+    Staging staging;
 
     void Clear() {
       fbb.Clear();
@@ -73,6 +81,7 @@ struct TraceWriter::Impl {
     }
   };
   std::unique_ptr<ChunkState> cur = std::make_unique<ChunkState>();
+  Staging staging;  // the writer's
 
   // Current chunk.
   uint64_t chunk_index = 0;
@@ -280,8 +289,8 @@ struct TraceWriter::Impl {
     bool behind = opts.write_behind && !last && opts.progress == nullptr &&
                   (worker.joinable() || std::thread::hardware_concurrency() >= 2);
     if (!behind) {
-      parts.nodes = {reinterpret_cast<const fb::Node*>(tw.nodes_.get()), n_nodes};
-      parts.refs = {tw.refs_.get(), n_refs};
+      parts.nodes = {reinterpret_cast<const fb::Node*>(tw.nodes_), n_nodes};
+      parts.refs = {tw.refs_, n_refs};
       st = WriteChunk(c);
       c.Clear();
       return st;
@@ -294,19 +303,15 @@ struct TraceWriter::Impl {
       next = std::move(spare);
     }
     if (next == nullptr) next = std::make_unique<ChunkState>();
-    if (next->nodes == nullptr) {
-      next->nodes.reset(new StagedNode[opts.chunk_nodes]);
-      next->refs.reset(new uint32_t[tw.refs_cap_]);
-      next->refs_cap = tw.refs_cap_;
+    if (next->staging.nodes.data() == nullptr) {
+      next->staging.nodes.Reserve(opts.chunk_nodes);
+      next->staging.refs.Reserve(staging.refs.capacity());
     }
-    std::swap(c.nodes, tw.nodes_);
-    std::swap(c.refs, tw.refs_);
-    std::swap(c.refs_cap, tw.refs_cap_);
-    std::swap(next->nodes, tw.nodes_);
-    std::swap(next->refs, tw.refs_);
-    std::swap(next->refs_cap, tw.refs_cap_);
-    parts.nodes = {reinterpret_cast<const fb::Node*>(c.nodes.get()), n_nodes};
-    parts.refs = {c.refs.get(), n_refs};
+    std::swap(c.staging, staging);
+    std::swap(next->staging, staging);
+    tw.TakeStaging();
+    parts.nodes = {reinterpret_cast<const fb::Node*>(c.staging.nodes.data()), n_nodes};
+    parts.refs = {c.staging.refs.data(), n_refs};
     if (!worker.joinable()) worker = std::thread([this] { WorkerLoop(); });
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -330,9 +335,10 @@ TraceWriter::TraceWriter(Output* out, WriterOptions options) : impl_(new Impl) {
     impl_->opts.chunk_nodes = std::min(impl_->opts.chunk_nodes, internal::kMaxPackedNodes);
   }
   if (impl_->opts.chunk_bytes > kMaxChunkBytes / 2) impl_->opts.chunk_bytes = kMaxChunkBytes / 2;
-  nodes_.reset(new StagedNode[impl_->opts.chunk_nodes]);
-  refs_cap_ = 1u << 16;
-  refs_.reset(new uint32_t[refs_cap_]);
+  impl_->staging.nodes.Reserve(impl_->opts.chunk_nodes);
+  // 1 MiB: a block, which holds the references of most full chunks.
+  impl_->staging.refs.Reserve(size_t{1} << 18);
+  TakeStaging();
   UpdateFastLimit();
 }
 
@@ -358,6 +364,13 @@ void TraceWriter::UpdateFastLimit() {
 }
 
 TraceWriter::~TraceWriter() = default;
+
+void TraceWriter::TakeStaging() {
+  const Impl::Staging& st = impl_->staging;
+  nodes_ = st.nodes.data();
+  refs_ = st.refs.data();
+  refs_cap_ = static_cast<uint32_t>(std::min<size_t>(st.refs.capacity(), UINT32_MAX));
+}
 
 ClassId TraceWriter::DefineClass(ClassSpec spec) {
   GlobalClass g;
@@ -490,12 +503,12 @@ NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bi
     w.last_string[key] = {chunk_stamp_, *value, bits, local};
   }
   if (refs_cap_ - n_refs_ < n_refs + 1) {
-    uint32_t cap = refs_cap_;
+    size_t cap = refs_cap_;
     while (cap - n_refs_ < n_refs + 1) cap *= 2;
-    std::unique_ptr<uint32_t[]> grown(new uint32_t[cap]);
-    std::copy(refs_.get(), refs_.get() + n_refs_, grown.get());
-    refs_ = std::move(grown);
-    refs_cap_ = cap;
+    internal::GrowBuffer<uint32_t> grown;
+    std::copy(refs_, refs_ + n_refs_, grown.Reserve(cap));
+    w.staging.refs = std::move(grown);
+    TakeStaging();
   }
   uint32_t first_ref = n_refs_;
   for (size_t i = 0; i < n_refs; ++i) refs_[n_refs_++] = static_cast<uint32_t>(id - refs[i]);
