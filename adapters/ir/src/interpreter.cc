@@ -165,6 +165,8 @@ class SlotStack {
  private:
   static constexpr size_t kFirstSegmentSlots = 1 << 8;
   static constexpr size_t kSegmentSlots = 1 << 16;
+  static_assert(kSegmentSlots * sizeof(Slot) >= internal::kTensorBlockBytes,
+                "a segment is a block of TensorAllocator's, on huge pages");
   struct Segment {
     // TensorAllocator: a large segment is on 2 MiB pages (one page fault
     // each, not one per 4 KiB), as a deep recursion needs many.
@@ -260,7 +262,8 @@ struct Interpreter::Impl {
   std::vector<uint8_t> hook;
   std::vector<StatementInfo> infos;
 
-  std::vector<Frame> frames;
+  // Deep recursions grow it to megabytes, on huge-page blocks (GrowStack).
+  std::vector<Frame, TensorAllocator<Frame>> frames;
   SlotStack slots;
   std::vector<Value> argbuf;
   std::vector<NodeId> nodebuf;  // per operand: its node, kNoNode for literals
@@ -273,6 +276,7 @@ struct Interpreter::Impl {
   void AddTraceMeta(std::string_view status, std::string_view function);
 
   void PushFrame(const Function& f, uint32_t level, bool rec, const Instr* call) {
+    GrowStack(frames);
     frames.push_back(Frame{&f, slots.Push(f.num_slots), call, 0, level, rec});
   }
   void PopFrame() {

@@ -147,6 +147,19 @@ struct TensorAllocator {
   }
 };
 
+/// Makes room for one more element in a stack that may grow deep (the
+/// frames of a recursion): once full at `from` elements or more, it grows
+/// straight to a block (2 MiB or more, on huge pages) and doubles from
+/// there, instead of through ever larger heap arrays below 2 MiB, whose
+/// pages are first touched 4 KiB at a time, each a page fault.
+template <class T>
+void GrowStack(std::vector<T, TensorAllocator<T>>& v, size_t from = 1024) {
+  if (v.size() == v.capacity() && v.size() >= from) {
+    constexpr size_t kBlock = (internal::kTensorBlockBytes + sizeof(T) - 1) / sizeof(T);
+    v.reserve(v.size() * 2 > kBlock ? v.size() * 2 : kBlock);
+  }
+}
+
 /// The bytes of a tensor's elements.
 using TensorBytes = std::vector<uint8_t, TensorAllocator<uint8_t>>;
 

@@ -192,7 +192,8 @@ class CallStack {
   uint64_t max_depth() const { return max_depth_; }
 
  private:
-  std::vector<NodeId> open_;  // markers of the open calls, outermost first
+  // Markers of the open calls, outermost first (deep: GrowStack).
+  std::vector<NodeId, TensorAllocator<NodeId>> open_;
   uint64_t calls_ = 0;
   uint64_t max_depth_ = 0;
 };

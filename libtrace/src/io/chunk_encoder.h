@@ -14,11 +14,37 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/grow_buffer.h"
 #include "irt/control_flow.h"
 #include "irt/value.h"
 #include "irtrace_generated.h"
 
 namespace irt::internal {
+
+/// The allocator of a chunk's FlatBufferBuilder: from GrowBuffer's 1 MiB
+/// on, its buffer is a huge-page block (a fault per 2 MiB on first touch,
+/// not per 4 KiB), like the other large buffers. Stateless:
+/// ChunkBuilderAllocator() is the one instance.
+class BlockBuilderAllocator final : public flatbuffers::Allocator {
+ public:
+  uint8_t* allocate(size_t size) override {
+    if (size >= GrowBuffer<uint8_t>::kBlockBytes) {
+      return static_cast<uint8_t*>(AllocateTensorBlock(size, /*zero=*/false));
+    }
+    return new uint8_t[size];
+  }
+  void deallocate(uint8_t* p, size_t size) override {
+    if (size >= GrowBuffer<uint8_t>::kBlockBytes) {
+      FreeTensorBlock(p, size);
+    } else {
+      delete[] p;
+    }
+  }
+};
+inline flatbuffers::Allocator* ChunkBuilderAllocator() {
+  static BlockBuilderAllocator a;
+  return &a;
+}
 
 /// Ids by object address, for the values a chunk shares: open addressing
 /// in one array (no allocation per entry, as a node-based map makes on

@@ -38,6 +38,7 @@ Status CallStack::Feed(const ChunkColumns& c, NodeId* failed_node) {
     const NodeRec& node = nodes[local];
     const ClassFacts& k = classes[node.cls];
     if (k.kind == NodeKind::kCall) {
+      GrowStack(open_);
       open_.push_back(base + local);
       ++calls_;
       max_depth_ = std::max<uint64_t>(max_depth_, open_.size());

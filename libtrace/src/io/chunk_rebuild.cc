@@ -36,7 +36,7 @@ std::vector<T> CopyStructs(const flatbuffers::Vector<const T*>* v) {
 class ChunkBuilder {
  public:
   ChunkBuilder(const fb::Chunk* c, std::span<const NodeRec> nodes, std::span<const uint32_t> refs)
-      : c_(c), nodes_(nodes), refs_(refs), fbb_(1 << 16), enc_(&fbb_) {}
+      : c_(c), nodes_(nodes), refs_(refs), fbb_(1 << 16, ChunkBuilderAllocator()), enc_(&fbb_) {}
 
   Result<Rebuilt> Build(const ChunkEdit& e, uint16_t format_major) {
     const fb::Chunk* c = c_;

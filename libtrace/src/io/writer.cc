@@ -56,7 +56,7 @@ struct TraceWriter::Impl {
     internal::GrowBuffer<uint32_t> refs;
   };
   struct ChunkState {
-    flatbuffers::FlatBufferBuilder fbb{1 << 20};
+    flatbuffers::FlatBufferBuilder fbb{1 << 20, internal::ChunkBuilderAllocator()};
     std::vector<fb::NodeClass> local_classes;
     std::vector<uint32_t> operands;
     std::vector<fb::Value> literals;

@@ -459,10 +459,11 @@ class GradEngine {
     NodeId marker;
     const Rule* rule;  // a function rule applies: its body is skipped
   };
+  using OpenCalls = std::vector<OpenCall, TensorAllocator<OpenCall>>;  // GrowStack
   // The forward pass's rare cases: calls, returns, function arguments.
   Status StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
-                        bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
-                        uint32_t& ruled_depth, uint64_t& root_children);
+                        bool forward_mode, bool choose_all, OpenCalls& open, uint32_t& ruled_depth,
+                        uint64_t& root_children);
   Status ForwardTangent(const Loc& l, NodeId id, const ClassInfo& k, NodeId marker,
                         const Rule* rule);
   bool FastForward(const Loc& l, NodeId id, const ClassInfo& k);

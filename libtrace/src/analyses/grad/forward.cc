@@ -16,7 +16,7 @@
 namespace irt::internal::grad {
 
 Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, const ClassInfo& k,
-                                  bool forward_mode, bool choose_all, std::vector<OpenCall>& open,
+                                  bool forward_mode, bool choose_all, OpenCalls& open,
                                   uint32_t& ruled_depth, uint64_t& root_children) {
   const uint32_t* r = cv->refs + cv->nodes[local].first_ref;
   uint64_t bits = cv->nodes[local].value;
@@ -31,6 +31,7 @@ Status GradEngine::StructuralNode(ChunkView* cv, uint32_t local, NodeId id, cons
     case Cat::kCall: {
       const Rule* ru = (id != 0 && ruled_depth == 0) ? k.rule : nullptr;
       if (ru != nullptr) ++ruled_depth;
+      GrowStack(open);
       open.push_back({id, ru});
       return Status::Ok();
     }
@@ -204,7 +205,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
   for (const auto& [p, v] : opts_.tangents) chosen_[p] = true;
   bool choose_all = all_float_args || (!forward_mode && opts_.wrt.empty());
 
-  std::vector<OpenCall> open;
+  OpenCalls open;
   uint32_t ruled_depth = 0;
   uint64_t root_children = 0;
   for (uint32_t ci = 0; ci < views_.size(); ++ci) {
