@@ -24,10 +24,7 @@ using testing::TempPath;
 using testing::WriteSeedF;
 using testing::WriteTrace;
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string ReadBytes(const std::string& path) { return testing::ReadFile(path); }
 
 TEST(CheckTest, SummaryOfAValidTrace) {
   WriterOptions opts;

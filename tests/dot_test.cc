@@ -31,8 +31,7 @@ Result<std::string> Dot(const Trace& t, const DotOptions& opts) {
   IRT_ASSIGN_OR_RETURN(auto out, Output::Open(path));
   IRT_RETURN_IF_ERROR(WriteDot(t, opts, *out));
   IRT_RETURN_IF_ERROR(out->Commit());
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return irt::testing::ReadFile(path);
 }
 
 struct Shape {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuzz/trace_fuzz_body.h"
+#include "test_util.h"
 
 namespace irt {
 namespace {
@@ -42,12 +43,10 @@ void Replay(const std::string& dir, size_t min_files) {
   ASSERT_GE(saved, 0);
   ASSERT_GE(null, 0);
   for (const fs::path& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
+    const std::string bytes = testing::ReadFile(f.string());
     dup2(null, STDOUT_FILENO);
     auto start = std::chrono::steady_clock::now();
-    fuzz::RunOne(bytes.data(), bytes.size());
+    fuzz::RunOne(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     dup2(saved, STDOUT_FILENO);
     // A hang found by the fuzzer must stay fixed too: seconds, not the

@@ -28,8 +28,7 @@ std::string Printed(const Trace& t, const PrintOptions& opts, bool json) {
   Status s = json ? PrintJson(t, opts, **out) : PrintText(t, opts, **out);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE((*out)->Commit().ok());
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return testing::ReadFile(path);
 }
 
 Trace Open(const std::string& path) {

@@ -34,8 +34,7 @@ TEST(NpyTest, NpyRoundTrip) {
   for (size_t i = 0; i < values.size(); ++i) {
     std::string path = TempPath("rt" + std::to_string(i) + ".npy");
     ASSERT_TRUE(WriteNpy(values[i], path).ok());
-    std::ifstream in(path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string bytes = irt::testing::ReadFile(path);
     uint16_t hlen = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
     EXPECT_EQ((10 + hlen) % 64, 0u);
     auto back = ReadNpy(path);

@@ -485,8 +485,7 @@ std::string OperationList() {
 
 TEST(OpsetTest, ManPageListsEveryOperation) {
   std::string path = std::string(IRT_SOURCE_DIR) + "/man/irt-ops.7.md";
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = testing::ReadFile(path);
   const std::string begin_mark = "<!-- operations:";
   const std::string end_mark = "<!-- end of operations -->";
   size_t b = text.find(begin_mark);

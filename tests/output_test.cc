@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,9 @@ TEST(OutputTest, ReplacingALargeFileLeavesReadersTheOldOne) {
     EXPECT_EQ(Entries(dir), std::vector<std::string>{"t.fb"});
     EXPECT_EQ(testing::ReadFile(path), new_bytes);
   }
-  std::string seen((std::istreambuf_iterator<char>(reader)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(seen, old_bytes);
+  std::ostringstream seen;
+  seen << reader.rdbuf();
+  EXPECT_EQ(seen.str(), old_bytes);
   unlink(path.c_str());
   rmdir(dir.c_str());
 }

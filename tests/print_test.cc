@@ -30,8 +30,7 @@ std::string Printed(const std::function<Status(Output&)>& print) {
   Status s = print(**out);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE((*out)->Commit().ok());
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return testing::ReadFile(path);
 }
 
 TEST(PrintTest, FormatNodeLines) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,10 +29,13 @@ inline std::string TempPath(std::string_view name) {
   return ::testing::TempDir() + "/irt" + std::to_string(getpid()) + "-" + std::string(name);
 }
 
-// The bytes of a file ("" if it cannot be read).
+// The bytes of a file ("" if it cannot be read): one bulk copy (an
+// istreambuf_iterator reads a byte per call, slow in a -O0 test build).
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 // Writes f(x) = sin(x) + x at x = 1.0 as IRTracker records it (the seed
