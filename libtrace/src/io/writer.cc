@@ -43,9 +43,6 @@ struct TraceWriter::Impl {
   };
   std::unordered_map<std::string, FunctionInfo> functions;
 
-  // What one chunk is built from: its tables as the recording adds to
-  // them, then (handed over) its node and reference columns and the parts
-  // FinishChunk takes. Two of them take turns with write_behind.
   // The open chunk's node and reference columns (TraceWriter::nodes_ and
   // refs_ point into them). From 1 MiB on they are huge-page blocks
   // (GrowBuffer): a chunk of 65,536 nodes is first touched with one page
@@ -55,6 +52,9 @@ struct TraceWriter::Impl {
     internal::GrowBuffer<StagedNode> nodes;
     internal::GrowBuffer<uint32_t> refs;
   };
+  // What one chunk is built from: its tables as the recording adds to
+  // them, then (handed over) its node and reference columns and the parts
+  // FinishChunk takes. Two of them take turns with write_behind.
   struct ChunkState {
     flatbuffers::FlatBufferBuilder fbb{1 << 20, internal::ChunkBuilderAllocator()};
     std::vector<fb::NodeClass> local_classes;
