@@ -16,6 +16,7 @@
 #include "irt/ir/interpreter.h"
 #include "irt/print.h"
 #include "irt/writer.h"
+#include "test_util.h"
 
 namespace irt {
 namespace {
@@ -52,16 +53,10 @@ Status Trace1(const std::string& module, const std::string& function,
   return o->Commit();
 }
 
-Trace Open(const std::string& path) {
-  auto t = Trace::Open(path);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return std::move(t).value();
-}
-
 // Runs the diff into a file and returns (summary, text).
 std::pair<DiffSummary, std::string> RunDiff(const DiffScratch& s, const std::string& a,
                                             const std::string& b, DiffOptions o = {}) {
-  Trace ta = Open(a), tb = Open(b);
+  Trace ta = testing::OpenTrace(a), tb = testing::OpenTrace(b);
   auto out = Output::Open(s.Path("diff.out"));
   EXPECT_TRUE(out.ok());
   auto r = DiffTraces(ta, tb, o, **out);
@@ -80,7 +75,7 @@ void ExpectIrtPrintNotation(const std::string& a, const std::string& b) {
   DiffOptions o;
   o.context = 1000000;
   auto [sum, text] = RunDiff(s, a, b, o);
-  Trace ta = Open(a), tb = Open(b);
+  Trace ta = testing::OpenTrace(a), tb = testing::OpenTrace(b);
   std::istringstream in(text);
   std::string line, pa, pb;
   bool in_hunks = false;
@@ -587,7 +582,7 @@ TEST(DiffTest, ReportDoesNotDependOnChunks) {
 TEST(DiffTest, BadOptions) {
   DiffScratch s;
   WriteFlat(s.Path("a.fb"), {0});
-  Trace t = Open(s.Path("a.fb"));
+  Trace t = testing::OpenTrace(s.Path("a.fb"));
   auto out = Output::Open(s.Path("o"));
   DiffOptions o;
   o.rtol = -1;

@@ -31,12 +31,6 @@ std::string Printed(const Trace& t, const PrintOptions& opts, bool json) {
   return testing::ReadFile(path);
 }
 
-Trace Open(const std::string& path) {
-  auto t = Trace::Open(path);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return std::move(t).value();
-}
-
 struct Program {
   const char* file;
   const char* fn;
@@ -58,8 +52,8 @@ Traced TraceBoth(const Program& p) {
   Traced t{TempPath(std::string(p.fn) + "-small.fb"), TempPath(std::string(p.fn) + "-one.fb")};
   EXPECT_TRUE(TraceInChunks(module, p.fn, p.args, 7, t.small).ok());
   EXPECT_TRUE(TraceInChunks(module, p.fn, p.args, 1u << 20, t.one).ok());
-  EXPECT_EQ(Open(t.one).chunks().size(), 1u);
-  EXPECT_GT(Open(t.small).chunks().size(), 100u);
+  EXPECT_EQ(testing::OpenTrace(t.one).chunks().size(), 1u);
+  EXPECT_GT(testing::OpenTrace(t.small).chunks().size(), 100u);
   return t;
 }
 
@@ -74,9 +68,9 @@ TEST(GivenBackTest, ListingDoesNotDependOnChunks) {
       for (bool json : {false, true}) {
         SCOPED_TRACE(std::to_string(o->levels) + o->node_path + (json ? " json" : " text"));
         // A fresh Trace for each listing: every one starts with nothing decoded.
-        std::string want = Printed(Open(one), *o, json);
+        std::string want = Printed(testing::OpenTrace(one), *o, json);
         EXPECT_GT(want.size(), o == &all ? 1000u : 10u);
-        EXPECT_EQ(Printed(Open(small), *o, json), want);
+        EXPECT_EQ(Printed(testing::OpenTrace(small), *o, json), want);
       }
     }
   }
@@ -111,7 +105,7 @@ TEST(GivenBackTest, SlicesDoNotDependOnChunks) {
       o.control = k.control;
       std::string want_list, want_trace;
       for (const std::string& path : {one, small}) {
-        Trace t = Open(path);
+        Trace t = testing::OpenTrace(path);
         auto s = ComputeSlice(t, k.path, o);
         ASSERT_TRUE(s.ok()) << s.status().message();
         std::string list_path = TempPath("slice.txt"), trace_path = TempPath("slice.fb");
@@ -126,7 +120,7 @@ TEST(GivenBackTest, SlicesDoNotDependOnChunks) {
           ASSERT_TRUE((*tout)->Commit().ok());
         }
         std::string list = testing::ReadFile(list_path);
-        std::string listed = Printed(Open(trace_path), {}, false);
+        std::string listed = Printed(testing::OpenTrace(trace_path), {}, false);
         if (path == one) {
           want_list = list;
           want_trace = listed;
@@ -149,7 +143,7 @@ TEST(GivenBackTest, ChunksWithoutCallsGoBackBeforeTheyAreChecked) {
   std::string module = std::string(IRT_SOURCE_DIR) + "/testdata/ir/looprec.ir";
   std::string path = TempPath("looprec-release.fb");
   ASSERT_TRUE(TraceInChunks(module, "looprec", {Value::F64(0.5), Value::I64(30)}, 7, path).ok());
-  Trace t = Open(path);
+  Trace t = testing::OpenTrace(path);
   t.UseTransientColumns();
   const uint32_t n = static_cast<uint32_t>(t.chunks().size());
   ASSERT_GT(n, 20u);

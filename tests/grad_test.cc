@@ -40,7 +40,8 @@ const RuleSet& DefaultRules() {
   return *rules;
 }
 
-std::string TempPath(const std::string& name) {
+// A new file name at each call (TraceIR writes one per program).
+std::string UniqueTempPath(const std::string& name) {
   static int counter = 0;
   return ::testing::TempDir() + "/grad_test_" + std::to_string(getpid()) + "_" +
          std::to_string(counter++) + "_" + name;
@@ -52,7 +53,7 @@ std::string TraceIR(const std::string& text, const std::string& fn, const std::v
   auto m = ir::Module::Parse(text, "test.ir");
   EXPECT_TRUE(m.ok()) << m.status().message();
   if (!m.ok()) return "";
-  std::string path = TempPath(fn + ".fb");
+  std::string path = UniqueTempPath(fn + ".fb");
   auto out = Output::Open(path);
   EXPECT_TRUE(out.ok());
   {
@@ -104,7 +105,7 @@ double Deriv(const GradResult& r, uint32_t pos) {
 std::string Emit(const std::string& path, GradOptions opts = {}) {
   auto t = Trace::Open(path);
   EXPECT_TRUE(t.ok()) << t.status().message();
-  std::string out_path = TempPath("emitted.fb");
+  std::string out_path = UniqueTempPath("emitted.fb");
   auto out = Output::Open(out_path);
   EXPECT_TRUE(out.ok());
   auto r = EmitGradientTrace(*t, DefaultRules(), opts, **out);
@@ -264,7 +265,7 @@ TEST(GradTest, GeomThroughRecursionAndStochasticBranches) {
   for (int seed = 0; seed < 5; ++seed) {
     auto m = ir::Module::Parse(geom, "geom.ir");
     ASSERT_TRUE(m.ok());
-    std::string path = TempPath("geom.fb");
+    std::string path = UniqueTempPath("geom.fb");
     auto out = Output::Open(path);
     {
       TraceWriter w(out->get(), WriterOptions{});
@@ -435,7 +436,7 @@ TEST(GradTest, AnnotatedTraceCarriesAdjoints) {
   std::string path = TraceIR(kCosSin, "cs", {Value::F64(0.7)});
   auto t = Trace::Open(path);
   ASSERT_TRUE(t.ok());
-  std::string out_path = TempPath("annotated.fb");
+  std::string out_path = UniqueTempPath("annotated.fb");
   auto out = Output::Open(out_path);
   GradOptions opts;
   opts.keep_adjoints = true;
@@ -470,7 +471,7 @@ TEST(GradTest, AnnotatedTraceIsTheSameWhateverTheColumnBudget) {
     SCOPED_TRACE(budget);
     auto t = Trace::Open(path);
     ASSERT_TRUE(t.ok());
-    std::string out_path = TempPath("annotated-budget.fb");
+    std::string out_path = UniqueTempPath("annotated-budget.fb");
     auto out = Output::Open(out_path);
     ASSERT_TRUE(out.ok());
     GradOptions o;
@@ -767,7 +768,7 @@ struct Flat {
   }
 
   std::string Write(const std::string& name) const {
-    std::string path = TempPath(name);
+    std::string path = UniqueTempPath(name);
     auto out = Output::Open(path);
     auto vals = Run(inputs);
     EXPECT_TRUE(vals.ok()) << vals.status().message();
@@ -1649,7 +1650,7 @@ TEST(GradTest, RuleForAModuleFunctionReplacesItsBody) {
   EXPECT_EQ(f->tangent.to_double(), 31.0);
   // The emitted trace records the call as one primitive.
   auto t = Trace::Open(path);
-  std::string out_path = TempPath("ruled.fb");
+  std::string out_path = UniqueTempPath("ruled.fb");
   auto out = Output::Open(out_path);
   auto e = EmitGradientTrace(*t, rules, {}, **out);
   ASSERT_TRUE(e.ok()) << e.status().message();

@@ -14,8 +14,6 @@
 namespace irt {
 namespace {
 
-std::string TempPath(const std::string& name) { return irt::testing::TempPath(name); }
-
 TEST(NpyTest, NpyRoundTrip) {
   double v6[] = {1, 2, 3, 4, 5, 6.5};
   float f6[] = {1, 2, 3, 4, 5, 6.5f};
@@ -32,7 +30,7 @@ TEST(NpyTest, NpyRoundTrip) {
       Value::MakeTensor(std::move(b)),
   };
   for (size_t i = 0; i < values.size(); ++i) {
-    std::string path = TempPath("rt" + std::to_string(i) + ".npy");
+    std::string path = testing::TempPath("rt" + std::to_string(i) + ".npy");
     ASSERT_TRUE(WriteNpy(values[i], path).ok());
     std::string bytes = irt::testing::ReadFile(path);
     uint16_t hlen = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
@@ -42,7 +40,7 @@ TEST(NpyTest, NpyRoundTrip) {
     EXPECT_TRUE(BitEqual(*back, values[i])) << FormatValue(*back);
   }
   // Scalars become 0-dimensional arrays.
-  std::string path = TempPath("scalar.npy");
+  std::string path = testing::TempPath("scalar.npy");
   ASSERT_TRUE(WriteNpy(Value::F64(2.5), path).ok());
   auto s = ReadNpy(path);
   ASSERT_TRUE(s.ok());
@@ -65,7 +63,7 @@ std::string NpyBytes(int major, const std::string& dict, const std::string& data
 }
 
 Result<Value> ReadBytes(const std::string& name, const std::string& bytes) {
-  std::string path = TempPath(name);
+  std::string path = testing::TempPath(name);
   std::ofstream(path, std::ios::binary) << bytes;
   return ReadNpy(path);
 }
@@ -124,7 +122,7 @@ TEST(NpyTest, NpyErrors) {
   std::string v9 = NpyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", d8);
   v9[6] = 9;
   EXPECT_NE(message("v.npy", v9).find("version 9.0 is not supported"), std::string::npos);
-  auto missing = ReadNpy(TempPath("does-not-exist.npy"));
+  auto missing = ReadNpy(testing::TempPath("does-not-exist.npy"));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), Code::kIoError);
 }

@@ -75,12 +75,6 @@ Status TraceTo(const std::string& module, const std::string& function,
   return o->Commit();
 }
 
-Trace MustOpen(const std::string& path, bool partial = false) {
-  auto t = Trace::Open(path, {.allow_partial = partial});
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return std::move(t).value();
-}
-
 // Node-for-node equality: kinds, locations, operations, values (bit for
 // bit), references and metadata. Returns "" or the first difference.
 std::string SameNodes(const Trace& a, const Trace& b, uint64_t limit = ~0ull) {
@@ -149,7 +143,7 @@ TEST(ReplayTest, RootArgumentMatchesAFreshTrace) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->divergence);
   ASSERT_OK(TraceTo(h, "h", {"1.5", "3"}, s.Path("fresh.fb")));
-  Trace got = MustOpen(s.Path("r.fb")), want = MustOpen(s.Path("fresh.fb"));
+  Trace got = testing::OpenTrace(s.Path("r.fb")), want = testing::OpenTrace(s.Path("fresh.fb"));
   EXPECT_EQ(SameNodes(got, want), "");
   // Only the nodes that depend on x were evaluated: the ^ and + of each
   // iteration and the values they flow into; the loop counter was not.
@@ -173,13 +167,15 @@ TEST(ReplayTest, RandomDrawsKeepTheirValuesUnlessSet) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->divergence);
   ASSERT_OK(TraceTo(g, "geom", {"1", "0.5"}, s.Path("fresh.fb"), "0.9,0.2"));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r.fb")), testing::OpenTrace(s.Path("fresh.fb"))),
+            "");
   // Changing β re-evaluates both comparisons but not the draws.
   r = ReplayFile(s.Path("a.fb"), {"@3=0.35"}, s.Path("r2.fb"));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->divergence);
   ASSERT_OK(TraceTo(g, "geom", {"1", "0.35"}, s.Path("fresh2.fb"), "0.9,0.3"));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r2.fb")), MustOpen(s.Path("fresh2.fb"))), "");
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r2.fb")), testing::OpenTrace(s.Path("fresh2.fb"))),
+            "");
 }
 
 TEST(ReplayTest, Divergences) {
@@ -215,14 +211,14 @@ TEST(ReplayTest, PrefixIsTheFreshTraceUpToTheDivergence) {
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->divergence);
   NodeId cut = r->divergence->node;
-  Trace p = MustOpen(s.Path("p.fb"), /*partial=*/true);
+  Trace p = testing::OpenTrace(s.Path("p.fb"), /*partial=*/true);
   EXPECT_FALSE(p.complete());
   EXPECT_EQ(p.size(), cut);
   ASSERT_OK(TraceTo(g, "geom", {"1", "0.5"}, s.Path("fresh.fb"), "0.9,0.8,0.1"));
-  Trace fresh = MustOpen(s.Path("fresh.fb"));
+  Trace fresh = testing::OpenTrace(s.Path("fresh.fb"));
   EXPECT_EQ(SameNodes(p, fresh, cut), "");
   // The fresh run takes another branch at the cut.
-  Trace orig = MustOpen(s.Path("a.fb"));
+  Trace orig = testing::OpenTrace(s.Path("a.fb"));
   auto x = orig.node(cut), y = fresh.node(cut);
   ASSERT_TRUE(x.ok() && y.ok());
   EXPECT_NE(x->location().pos, y->location().pos);
@@ -243,7 +239,7 @@ TEST(ReplayTest, FailureIsADivergence) {
   r = ReplayFile(s.Path("a.fb"), {"@2=2"}, s.Path("y.fb"));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->divergence);
-  EXPECT_EQ(FormatValue(MustOpen(s.Path("y.fb")).node(5)->value()), "1");
+  EXPECT_EQ(FormatValue(testing::OpenTrace(s.Path("y.fb")).node(5)->value()), "1");
 }
 
 TEST(ReplayTest, BadChanges) {
@@ -303,7 +299,7 @@ TEST(ReplayTest, RebuildsOnlyTheChunksThatChanged) {
     std::string h = Root() + "/testdata/ir/h.ir";
     ASSERT_OK(TraceInChunks(h, "h", {Value::F64(std::stod(k.x)), Value::I64(std::stoll(k.n))},
                             k.chunk_nodes, s.Path("a.fb")));
-    Trace a = MustOpen(s.Path("a.fb"));
+    Trace a = testing::OpenTrace(s.Path("a.fb"));
     ASSERT_GT(a.chunks().size(), k.min_chunks);
     // The accumulator's last value: only the tail changes.
     NodeId ret = a.size() - 1;
@@ -314,7 +310,7 @@ TEST(ReplayTest, RebuildsOnlyTheChunksThatChanged) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_LE(r->chunks_rebuilt, 2u);
     EXPECT_EQ(r->changed.size(), 2u);  // the block argument and the return
-    Trace b = MustOpen(s.Path("r.fb"));
+    Trace b = testing::OpenTrace(s.Path("r.fb"));
     EXPECT_EQ(b.size(), a.size());
     EXPECT_EQ(FormatValue(b.node(ret)->value()), "1.0");
     EXPECT_EQ(SameNodes(a, b, acc), "");
@@ -322,7 +318,8 @@ TEST(ReplayTest, RebuildsOnlyTheChunksThatChanged) {
     r = ReplayFile(s.Path("a.fb"), {std::string("@2=") + k.new_x}, s.Path("r2.fb"));
     ASSERT_TRUE(r.ok()) << r.status().message();
     ASSERT_OK(TraceTo(h, "h", {k.new_x, k.n}, s.Path("fresh.fb")));
-    EXPECT_EQ(SameNodes(MustOpen(s.Path("r2.fb")), MustOpen(s.Path("fresh.fb"))), "");
+    EXPECT_EQ(
+        SameNodes(testing::OpenTrace(s.Path("r2.fb")), testing::OpenTrace(s.Path("fresh.fb"))), "");
   }
 }
 
@@ -339,12 +336,13 @@ TEST(ReplayTest, LateEditOfARebuiltChunkTheWalkLeftBehind) {
   text += "  return %39\nend\n";
   std::string module = s.Write("p.ir", text);
   ASSERT_OK(TraceInChunks(module, "p", {Value::F64(1.5), Value::F64(2.0)}, 3, s.Path("a.fb")));
-  ASSERT_GT(MustOpen(s.Path("a.fb")).chunks().size(), 10u);
+  ASSERT_GT(testing::OpenTrace(s.Path("a.fb")).chunks().size(), 10u);
   auto r = ReplayFile(s.Path("a.fb"), {"@2=5.5", "@3=7.0"}, s.Path("r.fb"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_OK(TraceTo(module, "p", {"5.5", "7.0"}, s.Path("fresh.fb")));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
-  Trace replayed = MustOpen(s.Path("r.fb"));
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r.fb")), testing::OpenTrace(s.Path("fresh.fb"))),
+            "");
+  Trace replayed = testing::OpenTrace(s.Path("r.fb"));
   auto root = replayed.node(0);
   ASSERT_TRUE(root.ok());
   EXPECT_EQ(FormatValue(root->operand(1).literal), "7.0");
@@ -389,7 +387,8 @@ TEST(ReplayTest, DeepRecursion) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->divergence);
   ASSERT_OK(TraceTo(m, "deep", {"3.0"}, s.Path("fresh.fb")));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r.fb")), testing::OpenTrace(s.Path("fresh.fb"))),
+            "");
 }
 
 TEST(ReplayTest, TensorValuesAreRebuilt) {
@@ -401,7 +400,8 @@ TEST(ReplayTest, TensorValuesAreRebuilt) {
   auto r = ReplayFile(s.Path("a.fb"), {"@2=[5.0, 6.0, 7.0]"}, s.Path("r.fb"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_OK(TraceTo(m, "f", {"[5.0, 6.0, 7.0]", "1.0"}, s.Path("fresh.fb")));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r.fb")), testing::OpenTrace(s.Path("fresh.fb"))),
+            "");
 }
 
 // A loop that reads a tensor argument element by element, and a tensor it
@@ -425,7 +425,8 @@ TEST(ReplayTest, TensorsReadElementByElement) {
   auto r = ReplayFile(s.Path("a.fb"), {"@2=" + vec(0.5)}, s.Path("r.fb"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_OK(TraceTo(m, "f", {vec(0.5), "40"}, s.Path("fresh.fb")));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r.fb")), testing::OpenTrace(s.Path("fresh.fb"))),
+            "");
   EXPECT_GT(r->changed.size(), 200u);
 }
 
@@ -450,7 +451,8 @@ TEST(ReplayTest, TensorsPassedToCalls) {
   // call reads (its square does not change: (-0.0)^2 = 0.0).
   EXPECT_EQ(r->changed.size(), 6u);
   ASSERT_OK(TraceTo(m, "f", {"[0.5, -0.0, 1.5, 2.0]", "4"}, s.Path("fresh.fb")));
-  EXPECT_EQ(SameNodes(MustOpen(s.Path("r.fb")), MustOpen(s.Path("fresh.fb"))), "");
+  EXPECT_EQ(SameNodes(testing::OpenTrace(s.Path("r.fb")), testing::OpenTrace(s.Path("fresh.fb"))),
+            "");
 }
 
 // --set takes a tensor from a .npy file as irt-trace takes arguments.
@@ -627,7 +629,7 @@ TEST(ReplayPropertyTest, RandomProgramsAgreeWithFreshTraces) {
     int n = std::uniform_int_distribution<int>(0, 6)(rng);
     std::string a = s.Path("a.fb");
     ASSERT_OK(TraceTo(mod, "main", {FormatDouble(x), std::to_string(n)}, a, "", trial));
-    Trace orig = MustOpen(a);
+    Trace orig = testing::OpenTrace(a);
     std::vector<double> draws = Draws(orig);
     // One change: x, n, or one draw.
     std::vector<std::string> sets;
@@ -661,9 +663,9 @@ TEST(ReplayPropertyTest, RandomProgramsAgreeWithFreshTraces) {
     ASSERT_TRUE(r.ok()) << "trial " << trial << ": " << r.status().message();
     std::string fresh = s.Path("fresh.fb");
     ASSERT_OK(TraceTo(mod, "main", {x2, n2}, fresh, Join(draws2), trial));
-    Trace f = MustOpen(fresh);
+    Trace f = testing::OpenTrace(fresh);
     if (!r->divergence) {
-      Trace got = MustOpen(s.Path("r.fb"));
+      Trace got = testing::OpenTrace(s.Path("r.fb"));
       EXPECT_EQ(SameNodes(got, f), "") << "trial " << trial << " " << sets[0];
       // Trace-level facts of the run agree too (not the adapter's record of
       // its command line).
@@ -708,7 +710,7 @@ TEST(ReplayPropertyTest, RandomProgramsAgreeWithFreshTraces) {
       }
       ++same;
     } else {
-      Trace got = MustOpen(s.Path("r.fb"), /*partial=*/true);
+      Trace got = testing::OpenTrace(s.Path("r.fb"), /*partial=*/true);
       NodeId cut = r->divergence->node;
       EXPECT_EQ(got.size(), cut);
       EXPECT_EQ(SameNodes(got, f, cut), "") << "trial " << trial << " " << sets[0];

@@ -29,6 +29,14 @@ inline std::string TempPath(std::string_view name) {
   return ::testing::TempDir() + "/irt" + std::to_string(getpid()) + "-" + std::string(name);
 }
 
+// The trace at `path`, opened or the test fails (partial: a trace whose
+// writer stopped before its footer).
+inline Trace OpenTrace(const std::string& path, bool partial = false) {
+  auto t = Trace::Open(path, {.allow_partial = partial});
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
 // The bytes of a file ("" if it cannot be read): one bulk copy (an
 // istreambuf_iterator reads a byte per call, slow in a -O0 test build).
 inline std::string ReadFile(const std::string& path) {
