@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
@@ -25,8 +26,28 @@ bool ColorAllowed(int fd, const std::string& mode) {
   return isatty(fd) != 0;
 }
 
-CLI::Validator Count() {
-  return CLI::Validator(
+Opt& Opt::TypeName(const std::string& name) {
+  option_->type_name(name);
+  return *this;
+}
+
+Opt& Opt::Required() {
+  option_->required();
+  return *this;
+}
+
+Opt& Opt::OneOf(const std::vector<std::string>& values) {
+  option_->check(CLI::IsMember(values));
+  return *this;
+}
+
+Opt& Opt::OneOf(std::initializer_list<int> values) {
+  option_->check(CLI::IsMember(values));
+  return *this;
+}
+
+Opt& Opt::Count() {
+  option_->check(CLI::Validator(
       [](std::string& text) -> std::string {
         if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
           return "expected a non-negative integer, got '" + text + "'";
@@ -38,44 +59,91 @@ CLI::Validator Count() {
         }
         return "";
       },
-      "");
+      ""));
+  return *this;
 }
 
+Opt& Opt::Repeatable() {
+  option_->expected(1)->allow_extra_args(false)->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeAll);
+  return *this;
+}
+
+Opt& Opt::Excludes(Opt other) {
+  option_->excludes(other.option_);
+  return *this;
+}
+
+bool Opt::given() const { return option_->count() > 0; }
+
 Cli::Cli(std::string name, std::string description)
-    : name_(std::move(name)), app_(std::move(description), name_) {
-  app_.set_version_flag("--version", name_ + " (irtrace) " IRT_VERSION);
-  app_.add_flag("-q,--quiet", quiet_, "Print errors only");
-  app_.add_flag("-v,--verbose", verbose_, "Print more (repeat for debug output)");
-  app_.add_option("--color", color_, "Colour: auto, always or never")
+    : name_(std::move(name)), app_(std::make_unique<CLI::App>(std::move(description), name_)) {
+  app_->set_version_flag("--version", name_ + " (irtrace) " IRT_VERSION);
+  app_->add_flag("-q,--quiet", quiet_, "Print errors only");
+  app_->add_flag("-v,--verbose", verbose_, "Print more (repeat for debug output)");
+  app_->add_option("--color", color_, "Colour: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
-  app_.footer("See " + name_ + "(1).");
+  app_->footer("See " + name_ + "(1).");
 }
 
 Cli::~Cli() = default;
 
+Opt Cli::AddOption(const std::string& names, std::string& target, const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddOption(const std::string& names, std::vector<std::string>& target,
+                   const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddOption(const std::string& names, double& target, const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddOption(const std::string& names, int64_t& target, const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddOption(const std::string& names, uint64_t& target, const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddOption(const std::string& names, uint32_t& target, const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddOption(const std::string& names, uint16_t& target, const std::string& help) {
+  return Opt(app_->add_option(names, target, help));
+}
+
+Opt Cli::AddFlag(const std::string& names, bool& target, const std::string& help) {
+  return Opt(app_->add_flag(names, target, help));
+}
+
 void Cli::AddTraceInput(std::string* path) {
-  app_.add_option("input", *path,
-                  "Trace file (plain or zstd-compressed), or '-' for standard input")
+  app_->add_option("input", *path,
+                   "Trace file (plain or zstd-compressed), or '-' for standard input")
       ->type_name("TRACE");
 }
 
 void Cli::AddOutputOption(std::string* path, const std::string& help) {
-  app_.add_option("-o,--output", *path,
-                  help.empty()
-                      ? "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed"
-                      : help)
+  app_->add_option("-o,--output", *path,
+                   help.empty()
+                       ? "Write to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed"
+                       : help)
       ->type_name("FILE");
 }
 
 void Cli::AddForceOption() {
-  app_.add_flag("-f,--force", force_, "Write binary output even to a terminal");
+  app_->add_flag("-f,--force", force_, "Write binary output even to a terminal");
 }
 
 void Cli::AddProgressOption() {
   progress_option_ = true;
-  app_.add_flag("--no-progress", no_progress_,
-                "Do not show a progress line on a terminal (stderr) during long work");
+  app_->add_flag("--no-progress", no_progress_,
+                 "Do not show a progress line on a terminal (stderr) during long work");
 }
 
 Progress* Cli::progress() const { return progress_.get(); }
@@ -115,9 +183,9 @@ int Cli::Run(int argc, char** argv, const std::function<Status()>& body) {
 int Cli::RunWithCode(int argc, char** argv, const std::function<Result<int>()>& body,
                      int trouble_code) {
   try {
-    app_.parse(argc, argv);
+    app_->parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::cout << app_.help();
+    std::cout << app_->help();
     return kExitOk;
   } catch (const CLI::CallForVersion& e) {
     std::cout << e.what() << "\n";

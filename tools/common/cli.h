@@ -3,11 +3,16 @@
 // ("irt-print: error: ..."), exit codes (0 ok, 1 failure, 2 usage), the
 // stdin/terminal rules, atomic output files and the progress line of long
 // work (--no-progress).
+//
+// CLI11 is header-only and its templates are heavy: only cli.cc includes
+// it, and the tools declare their options through Cli::AddOption and
+// Cli::AddFlag, so that each tool's main compiles in seconds.
 #ifndef IRT_TOOLS_COMMON_CLI_H_
 #define IRT_TOOLS_COMMON_CLI_H_
 
-#include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +20,11 @@
 #include "irt/output.h"
 #include "irt/progress.h"
 #include "irt/status.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace spdlog {
 class logger;
@@ -28,13 +38,50 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
+/// An option or flag a tool declared; its settings chain, as CLI11's do.
+class Opt {
+ public:
+  explicit Opt(CLI::Option* option) : option_(option) {}
+  /// The name of its value in --help ("N", "FILE").
+  Opt& TypeName(const std::string& name);
+  Opt& Required();
+  /// Only one of these values.
+  Opt& OneOf(const std::vector<std::string>& values);
+  Opt& OneOf(std::initializer_list<int> values);
+  /// Decimal digits only, so that "-1" is an error rather than a huge
+  /// unsigned number.
+  Opt& Count();
+  /// One value per occurrence, as often as given (all are kept), so that
+  /// positional arguments may follow it.
+  Opt& Repeatable();
+  /// Not together with `other` (either way round).
+  Opt& Excludes(Opt other);
+  /// Whether it was on the command line.
+  bool given() const;
+
+ private:
+  CLI::Option* option_;
+};
+
 class Cli {
  public:
   /// `name` is the tool's constant name (never argv[0]).
   Cli(std::string name, std::string description);
   ~Cli();
-  CLI::App& app() { return app_; }
   const std::string& name() const { return name_; }
+
+  /// Declares an option (names as CLI11's: "-l,--levels", or "input" for a
+  /// positional argument) that stores its value in `target`.
+  Opt AddOption(const std::string& names, std::string& target, const std::string& help);
+  Opt AddOption(const std::string& names, std::vector<std::string>& target,
+                const std::string& help);
+  Opt AddOption(const std::string& names, double& target, const std::string& help);
+  Opt AddOption(const std::string& names, int64_t& target, const std::string& help);
+  Opt AddOption(const std::string& names, uint64_t& target, const std::string& help);
+  Opt AddOption(const std::string& names, uint32_t& target, const std::string& help);
+  Opt AddOption(const std::string& names, uint16_t& target, const std::string& help);
+  /// Declares a flag that sets `target` when given.
+  Opt AddFlag(const std::string& names, bool& target, const std::string& help);
 
   /// Parses, initialises logging, runs `body` and maps its Status to an exit
   /// code: ok -> 0, kUsage (and a command line CLI11 rejects) -> 2, anything
@@ -83,7 +130,7 @@ class Cli {
  private:
   void InitLogging();
   std::string name_;
-  CLI::App app_;
+  std::unique_ptr<CLI::App> app_;
   int verbose_ = 0;
   bool quiet_ = false;
   bool force_ = false;
@@ -97,10 +144,6 @@ class Cli {
 
 /// Whether output to file descriptor `fd` may use colour under --color=`mode`.
 bool ColorAllowed(int fd, const std::string& mode);
-
-/// A check for count options: decimal digits only, so that "-1" is an error
-/// rather than a huge unsigned number.
-CLI::Validator Count();
 
 /// An error of an analysis of the trace named `name` ("'h.fb'"), prefixed
 /// with that name unless it already starts with it; usage errors as they are.

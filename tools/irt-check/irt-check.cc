@@ -9,11 +9,10 @@ int main(int argc, char** argv) {
   irt::tools::Cli cli("irt-check", "Verify a trace file completely and print a summary");
   std::string input = "-", output = "-";
   bool json = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output,
                       "Write the summary to FILE instead of stdout; FILE.zst is zstd-compressed");
-  app.add_flag("--json", json, "Print the summary as JSON");
+  cli.AddFlag("--json", json, "Print the summary as JSON");
   cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));

@@ -9,13 +9,12 @@ int main(int argc, char** argv) {
   irt::tools::Cli cli("irt-convert", "Rewrite a trace in another format version (2 or 1)");
   std::string input = "-", output = "-";
   irt::ConvertOptions opts;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  app.add_option("--format", opts.format_major,
-                 "Format to write: 2 (packed nodes, the default) or 1 (format 1.1)")
-      ->type_name("N")
-      ->check(CLI::IsMember({1, 2}));
+  cli.AddOption("--format", opts.format_major,
+                "Format to write: 2 (packed nodes, the default) or 1 (format 1.1)")
+      .TypeName("N")
+      .OneOf({1, 2});
   cli.AddForceOption();
   cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {

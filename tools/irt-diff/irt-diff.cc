@@ -13,37 +13,33 @@ int main(int argc, char** argv) {
   std::string a = "-", b = "-", output = "-";
   irt::DiffOptions opts;
   bool stat = false, json = false;
-  auto& app = cli.app();
-  app.add_option("a", a, "First trace, plain or zstd-compressed ('-' for standard input)")
-      ->type_name("A")
-      ->required();
-  app.add_option("b", b, "Second trace, plain or zstd-compressed ('-' for standard input)")
-      ->type_name("B")
-      ->required();
+  cli.AddOption("a", a, "First trace, plain or zstd-compressed ('-' for standard input)")
+      .TypeName("A")
+      .Required();
+  cli.AddOption("b", b, "Second trace, plain or zstd-compressed ('-' for standard input)")
+      .TypeName("B")
+      .Required();
   cli.AddOutputOption(
       &output,
       "Write the report to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed");
-  app.add_flag("--stat", stat, "Print a summary only");
-  app.add_flag("--json", json, "Print the report as one JSON document");
-  app.add_option("--rtol", opts.rtol,
-                 "Relative tolerance for floating-point values: |a - b| <= atol + rtol * |b|")
-      ->type_name("X");
-  app.add_option("--atol", opts.atol, "Absolute tolerance for floating-point values")
-      ->type_name("X");
-  app.add_option("--ignore-meta", opts.ignore_meta,
-                 "Neither compare nor show metadata KEY (repeatable)")
-      ->type_name("KEY")
-      ->expected(1)  // one key per --ignore-meta, so the traces may follow
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("-U,--context", opts.context, "Show N unchanged children around each change")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("--max-elements", opts.max_elements,
-                 "Abbreviate tensors with more elements than N (0: never)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.get_option("--stat")->excludes("--json");
+  auto stat_flag = cli.AddFlag("--stat", stat, "Print a summary only");
+  auto json_flag = cli.AddFlag("--json", json, "Print the report as one JSON document");
+  cli.AddOption("--rtol", opts.rtol,
+                "Relative tolerance for floating-point values: |a - b| <= atol + rtol * |b|")
+      .TypeName("X");
+  cli.AddOption("--atol", opts.atol, "Absolute tolerance for floating-point values").TypeName("X");
+  cli.AddOption("--ignore-meta", opts.ignore_meta,
+                "Neither compare nor show metadata KEY (repeatable)")
+      .TypeName("KEY")
+      .Repeatable();  // one key per --ignore-meta, so the traces may follow
+  cli.AddOption("-U,--context", opts.context, "Show N unchanged children around each change")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("--max-elements", opts.max_elements,
+                "Abbreviate tensors with more elements than N (0: never)")
+      .TypeName("N")
+      .Count();
+  stat_flag.Excludes(json_flag);
   cli.AddProgressOption();
   return cli.RunWithCode(
       argc, argv,

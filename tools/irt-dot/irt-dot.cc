@@ -13,34 +13,31 @@ int main(int argc, char** argv) {
   irt::DotOptions opts;
   irt::SliceOptions sopts;
   bool forward = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  app.add_option("-l,--levels", opts.levels,
-                 "Draw N levels: 1 is the call itself, 2 adds its children, deeper calls are "
-                 "single nodes (0: all)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("-n,--node", opts.node_path, "Draw the subtree at PATH, e.g. @8/@4")
-      ->type_name("PATH");
-  app.add_option("--max-nodes", opts.max_nodes,
-                 "Refuse to draw more than N nodes (default " +
-                     std::to_string(irt::kDefaultDotMaxNodes) + "; 0: no limit)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("-m,--show-meta", opts.show_meta,
-                 "Show metadata KEY (e.g. adjoint) under node labels; repeatable; '*' for all")
-      ->type_name("KEY")
-      ->expected(1)  // one key per --show-meta, so the trace may follow
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("-s,--highlight-slice", slice_path,
-                 "Highlight the slice from the node at PATH (backward unless --forward)")
-      ->type_name("PATH");
-  app.add_flag("-F,--forward", forward, "With --highlight-slice: slice forward");
-  app.add_flag("-t,--through-calls", sopts.through_calls,
-               "With --highlight-slice: follow dependences across calls");
-  app.add_flag("-c,--control", sopts.control, "With --highlight-slice: add control dependences");
+  cli.AddOption("-l,--levels", opts.levels,
+                "Draw N levels: 1 is the call itself, 2 adds its children, deeper calls are "
+                "single nodes (0: all)")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("-n,--node", opts.node_path, "Draw the subtree at PATH, e.g. @8/@4")
+      .TypeName("PATH");
+  cli.AddOption("--max-nodes", opts.max_nodes,
+                "Refuse to draw more than N nodes (default " +
+                    std::to_string(irt::kDefaultDotMaxNodes) + "; 0: no limit)")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("-m,--show-meta", opts.show_meta,
+                "Show metadata KEY (e.g. adjoint) under node labels; repeatable; '*' for all")
+      .TypeName("KEY")
+      .Repeatable();  // one key per --show-meta, so the trace may follow
+  cli.AddOption("-s,--highlight-slice", slice_path,
+                "Highlight the slice from the node at PATH (backward unless --forward)")
+      .TypeName("PATH");
+  cli.AddFlag("-F,--forward", forward, "With --highlight-slice: slice forward");
+  cli.AddFlag("-t,--through-calls", sopts.through_calls,
+              "With --highlight-slice: follow dependences across calls");
+  cli.AddFlag("-c,--control", sopts.control, "With --highlight-slice: add control dependences");
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (slice_path.empty() && (forward || sopts.through_calls || sopts.control)) {
       return irt::UsageError(

@@ -10,31 +10,30 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   irt::ExportOptions opts;
   bool jsonl = false, speedscope = false, chrome = false, python = false, c = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  auto* fj = app.add_flag("--jsonl", jsonl, "One JSON object per node, in execution order");
-  auto* fs = app.add_flag("--speedscope", speedscope,
-                          "speedscope's file format: calls as spans as wide as their nodes");
-  auto* fc = app.add_flag("--chrome-trace", chrome,
-                          "Trace Event Format (Perfetto, chrome://tracing): calls as slices");
-  auto* fp = app.add_flag("--python", python,
-                          "Straight-line Python: one assignment per node, calls inlined");
-  auto* fcode = app.add_flag("--c", c, "Straight-line C11: one assignment per node, calls inlined");
-  std::vector<CLI::Option*> formats{fj, fs, fc, fp, fcode};
+  auto fj = cli.AddFlag("--jsonl", jsonl, "One JSON object per node, in execution order");
+  auto fs = cli.AddFlag("--speedscope", speedscope,
+                        "speedscope's file format: calls as spans as wide as their nodes");
+  auto fc = cli.AddFlag("--chrome-trace", chrome,
+                        "Trace Event Format (Perfetto, chrome://tracing): calls as slices");
+  auto fp = cli.AddFlag("--python", python,
+                        "Straight-line Python: one assignment per node, calls inlined");
+  auto fcode = cli.AddFlag("--c", c, "Straight-line C11: one assignment per node, calls inlined");
+  std::vector<irt::tools::Opt> formats{fj, fs, fc, fp, fcode};
   for (size_t k = 0; k < formats.size(); ++k) {
-    for (size_t m = k + 1; m < formats.size(); ++m) formats[k]->excludes(formats[m]);
+    for (size_t m = k + 1; m < formats.size(); ++m) formats[k].Excludes(formats[m]);
   }
-  app.add_option("--max-elements", opts.max_elements,
-                 "--jsonl: write tensors with more elements than N without their data (0: never)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("--max-depth", opts.max_depth,
-                 "Refuse a trace with calls deeper than N (default: " +
-                     std::to_string(irt::kChromeTraceMaxDepth) + " for --chrome-trace, " +
-                     std::to_string(irt::kSpeedscopeMaxDepth) + " for --speedscope)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
+  cli.AddOption("--max-elements", opts.max_elements,
+                "--jsonl: write tensors with more elements than N without their data (0: never)")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("--max-depth", opts.max_depth,
+                "Refuse a trace with calls deeper than N (default: " +
+                    std::to_string(irt::kChromeTraceMaxDepth) + " for --chrome-trace, " +
+                    std::to_string(irt::kSpeedscopeMaxDepth) + " for --speedscope)")
+      .TypeName("N")
+      .Count();
   cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (!jsonl && !speedscope && !chrome && !python && !c) {

@@ -71,41 +71,36 @@ int main(int argc, char** argv) {
   std::vector<std::string> tangents, rule_files;
   bool json = false, emit = false, annotate = false, no_default = false;
   irt::GradPrintOptions popts;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  app.add_option("--mode", mode, "reverse (default) or forward")
-      ->check(CLI::IsMember({"reverse", "forward"}))
-      ->type_name("MODE");
-  app.add_option("--wrt", wrt, "Differentiate with respect to these root arguments, e.g. @2,@3")
-      ->type_name("@N,...");
-  app.add_option("--seed", seed, "Adjoint of the result: a literal or @FILE.npy (reverse mode)")
-      ->type_name("VALUE");
-  app.add_option("--tangent", tangents, "Tangent of a root argument, e.g. @2=1.0 (forward mode)")
-      ->type_name("@N=VALUE")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--rules", rule_files, "Add or override rules from FILE (repeatable)")
-      ->type_name("FILE")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_flag("--no-default-rules", no_default, "Do not load the shipped rules");
-  app.add_flag("--json", json, "Print JSON instead of text");
-  auto* max_el = app.add_option("--max-elements", popts.max_elements,
-                                "Abbreviate tensors with more elements than N (0: never)")
-                     ->type_name("N")
-                     ->check(irt::tools::Count());
-  app.add_option("--npy", npy, "Also write each derivative to PREFIXN.npy (N: its position)")
-      ->type_name("PREFIX");
-  app.add_flag("--emit-trace", emit, "Write the backward pass as a trace instead");
-  app.add_flag("--annotate", annotate, "Write the trace with each node's adjoint as metadata");
+  cli.AddOption("--mode", mode, "reverse (default) or forward")
+      .OneOf({"reverse", "forward"})
+      .TypeName("MODE");
+  cli.AddOption("--wrt", wrt, "Differentiate with respect to these root arguments, e.g. @2,@3")
+      .TypeName("@N,...");
+  cli.AddOption("--seed", seed, "Adjoint of the result: a literal or @FILE.npy (reverse mode)")
+      .TypeName("VALUE");
+  cli.AddOption("--tangent", tangents, "Tangent of a root argument, e.g. @2=1.0 (forward mode)")
+      .TypeName("@N=VALUE")
+      .Repeatable();
+  cli.AddOption("--rules", rule_files, "Add or override rules from FILE (repeatable)")
+      .TypeName("FILE")
+      .Repeatable();
+  cli.AddFlag("--no-default-rules", no_default, "Do not load the shipped rules");
+  cli.AddFlag("--json", json, "Print JSON instead of text");
+  auto max_el = cli.AddOption("--max-elements", popts.max_elements,
+                              "Abbreviate tensors with more elements than N (0: never)")
+                    .TypeName("N")
+                    .Count();
+  cli.AddOption("--npy", npy, "Also write each derivative to PREFIXN.npy (N: its position)")
+      .TypeName("PREFIX");
+  cli.AddFlag("--emit-trace", emit, "Write the backward pass as a trace instead");
+  cli.AddFlag("--annotate", annotate, "Write the trace with each node's adjoint as metadata");
   cli.AddForceOption();
   cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {
     popts.json = json;
-    if (max_el->count() > 0) popts.json_max_elements = popts.max_elements;
+    if (max_el.given()) popts.json_max_elements = popts.max_elements;
     if (emit && annotate) return irt::UsageError("--emit-trace and --annotate exclude each other");
     irt::GradOptions opts;
     opts.mode = mode == "forward" ? irt::GradMode::kForward : irt::GradMode::kReverse;

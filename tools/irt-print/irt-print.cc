@@ -8,22 +8,21 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   irt::PrintOptions opts;
   bool json = false, partial = false, no_meta = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  app.add_option("-l,--levels", opts.levels,
-                 "Print N levels: 1 is the call itself, 2 adds its children, ... (0: all)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("-n,--node", opts.node_path, "Print the subtree at PATH, e.g. @8/@4")
-      ->type_name("PATH");
-  app.add_flag("--json", json, "Print JSON (one document) instead of text");
-  app.add_flag("--no-meta", no_meta, "Do not print metadata");
-  app.add_option("--max-elements", opts.max_elements,
-                 "Abbreviate tensors with more elements than N (0: never)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_flag("--partial", partial, "Read the complete chunks of an unfinished trace");
+  cli.AddOption("-l,--levels", opts.levels,
+                "Print N levels: 1 is the call itself, 2 adds its children, ... (0: all)")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("-n,--node", opts.node_path, "Print the subtree at PATH, e.g. @8/@4")
+      .TypeName("PATH");
+  cli.AddFlag("--json", json, "Print JSON (one document) instead of text");
+  cli.AddFlag("--no-meta", no_meta, "Do not print metadata");
+  cli.AddOption("--max-elements", opts.max_elements,
+                "Abbreviate tensors with more elements than N (0: never)")
+      .TypeName("N")
+      .Count();
+  cli.AddFlag("--partial", partial, "Read the complete chunks of an unfinished trace");
   return cli.Run(argc, argv, [&]() -> irt::Status {
     opts.show_meta = !no_meta;
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));

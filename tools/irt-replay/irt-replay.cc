@@ -16,21 +16,18 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   std::vector<std::string> sets;
   bool prefix = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
-  app.add_option("-s,--set", sets,
-                 "Give the node at PATH the value VALUE (a literal or @FILE.npy), e.g. @2=3.0, "
-                 "@8/@4=0.1 or @2=@x.npy; repeatable")
-      ->type_name("@PATH=VALUE")
-      ->expected(1)  // one change per --set, so the trace may follow
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->required();
+  cli.AddOption("-s,--set", sets,
+                "Give the node at PATH the value VALUE (a literal or @FILE.npy), e.g. @2=3.0, "
+                "@8/@4=0.1 or @2=@x.npy; repeatable")
+      .TypeName("@PATH=VALUE")
+      .Repeatable()  // one change per --set, so the trace may follow
+      .Required();
   cli.AddOutputOption(
       &output,
       "Write the new trace to FILE (atomically) instead of stdout; FILE.zst is zstd-compressed");
-  app.add_flag("--prefix", prefix,
-               "On a divergence, write the valid prefix (an unfinished trace) instead of nothing");
+  cli.AddFlag("--prefix", prefix,
+              "On a divergence, write the valid prefix (an unfinished trace) instead of nothing");
   cli.AddForceOption();
   cli.AddProgressOption();
   return cli.RunWithCode(argc, argv, [&]() -> irt::Result<int> {

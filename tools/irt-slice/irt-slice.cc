@@ -12,28 +12,27 @@ int main(int argc, char** argv) {
   irt::SliceOptions opts;
   irt::PrintOptions popts;
   bool list = false, no_meta = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  auto* b = app.add_option("-b,--backward", backward,
-                           "Slice backward from the node at PATH (e.g. @8/@4): what it depends on")
-                ->type_name("PATH");
-  auto* f = app.add_option("-F,--forward", forward,
-                           "Slice forward from the node at PATH: what depends on it")
-                ->type_name("PATH");
-  b->excludes(f);
-  f->excludes(b);
-  app.add_flag("-t,--through-calls", opts.through_calls,
-               "Follow dependences into callees and out to callers, at any depth");
-  app.add_flag("-c,--control", opts.control,
-               "Add control dependences: the branches taken and the conditions that decided them");
-  app.add_flag("-l,--list", list,
-               "List the selected nodes as text (original positions) instead of writing a trace");
-  app.add_flag("--no-meta", no_meta, "With --list: do not print metadata");
-  app.add_option("--max-elements", popts.max_elements,
-                 "With --list: abbreviate tensors with more elements than N (0: never)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
+  auto b = cli.AddOption("-b,--backward", backward,
+                         "Slice backward from the node at PATH (e.g. @8/@4): what it depends on")
+               .TypeName("PATH");
+  auto f = cli.AddOption("-F,--forward", forward,
+                         "Slice forward from the node at PATH: what depends on it")
+               .TypeName("PATH");
+  b.Excludes(f);
+  f.Excludes(b);
+  cli.AddFlag("-t,--through-calls", opts.through_calls,
+              "Follow dependences into callees and out to callers, at any depth");
+  cli.AddFlag("-c,--control", opts.control,
+              "Add control dependences: the branches taken and the conditions that decided them");
+  cli.AddFlag("-l,--list", list,
+              "List the selected nodes as text (original positions) instead of writing a trace");
+  cli.AddFlag("--no-meta", no_meta, "With --list: do not print metadata");
+  cli.AddOption("--max-elements", popts.max_elements,
+                "With --list: abbreviate tensors with more elements than N (0: never)")
+      .TypeName("N")
+      .Count();
   cli.AddForceOption();
   cli.AddProgressOption();
   return cli.Run(argc, argv, [&]() -> irt::Status {

@@ -8,16 +8,15 @@ int main(int argc, char** argv) {
   std::string input = "-", output = "-";
   irt::StatsOptions opts;
   bool json = false;
-  auto& app = cli.app();
   cli.AddTraceInput(&input);
   cli.AddOutputOption(&output);
-  app.add_option("-n,--top", opts.top, "List the N heaviest calls (by nodes in their subtree)")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_flag("--chunks", opts.chunks, "Also list every chunk (index, first node, nodes, bytes)");
-  app.add_flag("--json", json, "Print JSON (one document) instead of text");
-  app.add_flag("--histogram", opts.histogram,
-               "Draw a bar of '#' after each operation's count and each depth's nodes");
+  cli.AddOption("-n,--top", opts.top, "List the N heaviest calls (by nodes in their subtree)")
+      .TypeName("N")
+      .Count();
+  cli.AddFlag("--chunks", opts.chunks, "Also list every chunk (index, first node, nodes, bytes)");
+  cli.AddFlag("--json", json, "Print JSON (one document) instead of text");
+  cli.AddFlag("--histogram", opts.histogram,
+              "Draw a bar of '#' after each operation's count and each depth's nodes");
   return cli.Run(argc, argv, [&]() -> irt::Status {
     if (json && opts.histogram) return irt::UsageError("--histogram is for text, not --json");
     IRT_RETURN_IF_ERROR(cli.CheckInput(input));

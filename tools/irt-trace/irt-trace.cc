@@ -11,49 +11,46 @@ int main(int argc, char** argv) {
   irt::ir::TraceRequest req;
   std::string output = "-";
   std::string rand_values;
-  CLI::App& app = cli.app();
-  app.add_option("module", req.module_path, "IR module (IRTools text form)")
-      ->required()
-      ->type_name("MODULE.ir");
-  app.add_option("function", req.function, "Function to call")->required()->type_name("FUNCTION");
-  app.add_option("args", req.args,
-                 "Arguments: literals (2, 2.0, true, \"s\", [1.0, 2.0], [1 2; 3 4], (1, 2.0)) or "
-                 "@FILE.npy for a NumPy array; put -- before the arguments if one starts with "
-                 "'-' and is not a number")
-      ->type_name("ARG");
+  cli.AddOption("module", req.module_path, "IR module (IRTools text form)")
+      .Required()
+      .TypeName("MODULE.ir");
+  cli.AddOption("function", req.function, "Function to call").Required().TypeName("FUNCTION");
+  cli.AddOption("args", req.args,
+                "Arguments: literals (2, 2.0, true, \"s\", [1.0, 2.0], [1 2; 3 4], (1, 2.0)) or "
+                "@FILE.npy for a NumPy array; put -- before the arguments if one starts with "
+                "'-' and is not a number")
+      .TypeName("ARG");
   cli.AddOutputOption(
       &output, "Write the trace to FILE (default: standard output); FILE.zst is zstd-compressed");
-  app.add_option("--seed", req.seed, "Seed of the random generator behind rand() and randn()")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  CLI::Option* rv =
-      app.add_option("--rand-values", rand_values,
-                     "Replay these draws for rand() and randn(), in order; running out is an error")
-          ->type_name("V1,V2,...");
-  app.add_option("--max-depth", req.context.max_depth,
-                 "Record calls at nesting level N or deeper (the root is level 1) as primitives")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("--primitive", req.context.primitives,
-                 "Record calls of module function NAME as primitives (repeatable)")
-      ->type_name("NAME")
-      ->expected(1)  // one name per --primitive, so positionals may follow
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--max-steps", req.max_steps,
-                 "Stop the program with an error after N statements and branches (0: no limit); "
-                 "the trace still ends complete, as a failed run")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_option("--max-call-depth", req.max_call_depth,
-                 "Stop the program with an error (StackOverflowError) when a call would nest "
-                 "deeper than N (default " +
-                     std::to_string(irt::ir::kDefaultMaxCallDepth) +
-                     ", under 1 GB; 0: no limit); the trace still ends complete")
-      ->type_name("N")
-      ->check(irt::tools::Count());
-  app.add_flag("--tag-random", req.context.tag_random,
-               "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
+  cli.AddOption("--seed", req.seed, "Seed of the random generator behind rand() and randn()")
+      .TypeName("N")
+      .Count();
+  irt::tools::Opt rv =
+      cli.AddOption("--rand-values", rand_values,
+                    "Replay these draws for rand() and randn(), in order; running out is an error")
+          .TypeName("V1,V2,...");
+  cli.AddOption("--max-depth", req.context.max_depth,
+                "Record calls at nesting level N or deeper (the root is level 1) as primitives")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("--primitive", req.context.primitives,
+                "Record calls of module function NAME as primitives (repeatable)")
+      .TypeName("NAME")
+      .Repeatable();  // one name per --primitive, so positionals may follow
+  cli.AddOption("--max-steps", req.max_steps,
+                "Stop the program with an error after N statements and branches (0: no limit); "
+                "the trace still ends complete, as a failed run")
+      .TypeName("N")
+      .Count();
+  cli.AddOption("--max-call-depth", req.max_call_depth,
+                "Stop the program with an error (StackOverflowError) when a call would nest "
+                "deeper than N (default " +
+                    std::to_string(irt::ir::kDefaultMaxCallDepth) +
+                    ", under 1 GB; 0: no limit); the trace still ends complete")
+      .TypeName("N")
+      .Count();
+  cli.AddFlag("--tag-random", req.context.tag_random,
+              "Tag rand()/randn() draws with metadata random = \"uniform\"/\"normal\"");
   cli.AddForceOption();
   cli.AddProgressOption();
   req.producer_version = IRT_VERSION;
@@ -66,7 +63,7 @@ int main(int argc, char** argv) {
     args.push_back(a.data());
   }
   return cli.Run(argc, args.data(), [&]() -> irt::Status {
-    if (rv->count() > 0) req.rand_values = rand_values;
+    if (rv.given()) req.rand_values = rand_values;
     // Usage and input errors come before the output is created.
     IRT_ASSIGN_OR_RETURN(irt::ir::TraceJob job, irt::ir::TraceJob::Prepare(req));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/true));
