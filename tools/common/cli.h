@@ -124,7 +124,9 @@ class Cli {
   /// Whether -q was given: tools print errors only (no summaries).
   bool quiet() const { return quiet_; }
   /// The logger; using it erases the progress line first, so that a
-  /// message never shares a line with it.
+  /// message never shares a line with it. Tools pass it whole messages
+  /// (fmt::format them first): spdlog's formatting overloads are templates
+  /// that cost each main seconds of compile time.
   spdlog::logger& log() const;
 
  private:

@@ -1,5 +1,6 @@
 // irt-convert: a trace rewritten in another format version (2.0, packed
 // node columns; or 1.1, for readers older than format 2), chunk by chunk.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "common/cli.h"
@@ -22,8 +23,9 @@ int main(int argc, char** argv) {
     opts.progress = cli.progress();
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/true));
     IRT_ASSIGN_OR_RETURN(irt::ConvertResult r, irt::ConvertTrace(input, *out, opts));
-    cli.log().info("{} chunks, {} nodes: {} rewritten in format {}; {} bytes in, {} out", r.chunks,
-                   r.nodes, r.chunks_rewritten, opts.format_major, r.bytes_in, r.bytes_out);
+    cli.log().info(
+        fmt::format("{} chunks, {} nodes: {} rewritten in format {}; {} bytes in, {} out", r.chunks,
+                    r.nodes, r.chunks_rewritten, opts.format_major, r.bytes_in, r.bytes_out));
     return out->Commit();
   });
 }

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     if (!no_default) {
       std::string used;
       IRT_ASSIGN_OR_RETURN(rules, irt::LoadDefaultRules(ExePath(argv[0]), &used));
-      cli.log().debug("rules from {}", used);
+      cli.log().debug(fmt::format("rules from {}", used));
     }
     for (const std::string& f : rule_files) {
       IRT_ASSIGN_OR_RETURN(irt::RuleSet extra, irt::RuleSet::Load(f));
@@ -172,11 +172,11 @@ int main(int argc, char** argv) {
       IRT_RETURN_IF_ERROR(irt::WriteNpy(a.derivative, npy + std::to_string(a.pos) + ".npy"));
     }
     const irt::GradStats& st = r.stats;
-    cli.log().info(
+    cli.log().info(fmt::format(
         "{} nodes, {} active, {} rule applications; open {:.3f} ms, forward pass {:.3f} ms, "
         "sweep {:.3f} ms, write {:.3f} ms; peak memory {:.1f} MiB",
         st.nodes, st.active_nodes, st.rule_applications, open_s * 1e3, st.activity_seconds * 1e3,
-        st.sweep_seconds * 1e3, st.write_seconds * 1e3, PeakMiB());
+        st.sweep_seconds * 1e3, st.write_seconds * 1e3, PeakMiB()));
     return out->Commit();
   });
 }

@@ -1,5 +1,6 @@
 // irt-replay: re-evaluates a recorded computation with changed values,
 // recomputing only the forward slice of the changes.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "common/cli.h"
@@ -46,21 +47,22 @@ int main(int argc, char** argv) {
     if (!run.ok() && run.status().message().starts_with("--set ")) return run.status();
     IRT_ASSIGN_OR_RETURN(irt::Replay replay, irt::tools::InTrace(trace.name(), std::move(run)));
     const irt::ReplayResult& r = replay.result();
-    for (const std::string& w : r.warnings) cli.log().warn("{}", w);
+    for (const std::string& w : r.warnings) cli.log().warn(w);
     if (replay.has_output()) {
       IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/true));
       IRT_RETURN_IF_ERROR(replay.Write(*out));
       IRT_RETURN_IF_ERROR(out->Commit());
     }
-    cli.log().info("re-evaluated {} nodes, visited {} of {}; {} changed; rebuilt {} of {} chunks",
-                   r.evaluated, r.visited, r.nodes, r.changed.size(), r.chunks_rebuilt, r.chunks);
+    cli.log().info(
+        fmt::format("re-evaluated {} nodes, visited {} of {}; {} changed; rebuilt {} of {} chunks",
+                    r.evaluated, r.visited, r.nodes, r.changed.size(), r.chunks_rebuilt, r.chunks));
     if (r.divergence) {
       if (prefix) {
-        cli.log().warn("{}", r.divergence->message);
-        cli.log().warn("wrote the valid prefix: the {} nodes before the divergence",
-                       r.divergence->node);
+        cli.log().warn(r.divergence->message);
+        cli.log().warn(fmt::format("wrote the valid prefix: the {} nodes before the divergence",
+                                   r.divergence->node));
       } else {
-        cli.log().error("{}", r.divergence->message);
+        cli.log().error(r.divergence->message);
       }
       return kExitDiverged;
     }

@@ -1,5 +1,6 @@
 // irt-slice: the part of a trace a node depends on, or that depends on it,
 // written as a trace (or listed as text).
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "common/cli.h"
@@ -46,8 +47,9 @@ int main(int argc, char** argv) {
     IRT_ASSIGN_OR_RETURN(irt::Trace trace, irt::Trace::Open(input, {.progress = cli.progress()}));
     IRT_ASSIGN_OR_RETURN(irt::Slice slice,
                          irt::ComputeSlice(trace, backward.empty() ? forward : backward, opts));
-    for (const std::string& w : slice.warnings()) cli.log().warn("{}", w);
-    cli.log().info("{}: {} nodes selected of {}", slice.description(), slice.size(), trace.size());
+    for (const std::string& w : slice.warnings()) cli.log().warn(w);
+    cli.log().info(fmt::format("{}: {} nodes selected of {}", slice.description(), slice.size(),
+                               trace.size()));
     IRT_ASSIGN_OR_RETURN(auto out, cli.OpenOutput(output, /*binary=*/!list));
     irt::Status s = list ? irt::PrintSliceList(trace, slice, popts, *out)
                          : irt::WriteSliceTrace(trace, slice, *out);
