@@ -3,7 +3,8 @@
 
   check_c.py [--tolerance R] CODE.c TRACE.jsonl [ARG...]
 
-Compiles CODE.c with cc (or $CC) -std=c11 -O1 -DIRT_MAIN -DIRT_PRINT_VALUES,
+Compiles CODE.c with cc (or $CC) -std=c11 -DIRT_MAIN -DIRT_PRINT_VALUES
+(irt-export(1)'s command; no -O, which takes a quarter of -O1's time),
 which makes the function print each node's value as it computes it ("7
 Float64 0x...", "9 Tensor Float64 2 3 4 0x... ...", "12 Tuple 2 ..."),
 runs it with ARGs (default: the trace's recorded arguments, from the root
@@ -125,7 +126,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "run")
         cc = os.environ.get("CC", "cc")
-        subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Werror", "-Wno-unused-function",
+        subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-Wno-unused-function",
                         "-DIRT_MAIN", "-DIRT_PRINT_VALUES", "-o", exe, sys.argv[1], "-lm"],
                        check=True)
         run = subprocess.run([exe] + args, capture_output=True, text=True)
