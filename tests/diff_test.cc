@@ -226,14 +226,17 @@ void WriteFlat(const std::string& path, const std::vector<int>& ops,
   ASSERT_TRUE((*out)->Commit().ok());
 }
 
+// The length of a longest common subsequence: the textbook dynamic program,
+// two rows at a time (a whole table of long sequences is 200 MB).
 size_t Lcs(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1, 0));
+  std::vector<size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = a[i - 1] == b[j - 1] ? d[i - 1][j - 1] + 1 : std::max(d[i - 1][j], d[i][j - 1]);
+      cur[j] = a[i - 1] == b[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
     }
+    std::swap(prev, cur);
   }
-  return d[a.size()][b.size()];
+  return prev[b.size()];
 }
 
 // Short sequences (shorter than the run of agreement the aligner waits for)
