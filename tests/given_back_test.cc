@@ -38,7 +38,7 @@ struct Program {
 };
 
 std::vector<Program> Programs() {
-  return {{"h.ir", "h", {Value::F64(0.5), Value::I64(12000)}},
+  return {{"h.ir", "h", {Value::F64(0.5), Value::I64(3000)}},
           {"looprec.ir", "looprec", {Value::F64(0.5), Value::I64(120)}},
           {"fib.ir", "fib", {Value::I64(12)}}};
 }
@@ -95,7 +95,7 @@ TEST(GivenBackTest, SlicesDoNotDependOnChunks) {
     // From the middle of h's loop: the walk back over the body (to find
     // where the start is in it) gives back the start's chunk.
     if (std::string(p.fn) == "h")
-      specs.push_back({"@50002", SliceDirection::kForward, false, false});
+      specs.push_back({"@12002", SliceDirection::kForward, false, false});
     for (const Spec& k : specs) {
       SCOPED_TRACE(std::string(k.path) + (k.d == SliceDirection::kBackward ? " back" : " fwd") +
                    (k.through ? " -t" : "") + (k.control ? " -c" : ""));
