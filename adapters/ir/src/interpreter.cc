@@ -165,7 +165,7 @@ class SlotStack {
  private:
   static constexpr size_t kFirstSegmentSlots = 1 << 8;
   static constexpr size_t kSegmentSlots = 1 << 16;
-  static_assert(kSegmentSlots * sizeof(Slot) >= internal::kTensorBlockBytes,
+  static_assert(kSegmentSlots * sizeof(Slot) >= TensorAllocator<Slot>::kBlockBytes,
                 "a segment is a block of TensorAllocator's, on huge pages");
   struct Segment {
     // TensorAllocator: a large segment is on 2 MiB pages (one page fault

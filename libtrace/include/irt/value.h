@@ -109,6 +109,9 @@ size_t CachedTensorPieceBytes();
 template <class T>
 struct TensorAllocator {
   using value_type = T;
+  /// Storage of this many bytes or more is on 2 MiB pages, aligned to
+  /// 2 MiB (transparent huge pages: one page fault per 2 MiB).
+  static constexpr size_t kBlockBytes = internal::kTensorBlockBytes;
   TensorAllocator() = default;
   template <class U>
   TensorAllocator(const TensorAllocator<U>&) noexcept {}  // NOLINT: rebinding
