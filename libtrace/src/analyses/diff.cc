@@ -28,12 +28,6 @@ namespace internal::diff {
 
 namespace {
 
-void AppendU(std::string& out, uint64_t v) {
-  char buf[24];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, p);
-}
-
 std::string Producer(const Trace& t) {
   std::string p(t.producer_name());
   if (!t.producer_version().empty()) {

@@ -18,12 +18,6 @@ namespace irt::internal::diff {
 
 namespace {
 
-void AppendU(std::string& out, uint64_t v) {
-  char buf[24];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, p);
-}
-
 // Scalars as JSON numbers and booleans; everything else as its printed text.
 void JsonValue(std::string& out, const Value& v, const FormatOptions& fo) {
   switch (v.kind()) {

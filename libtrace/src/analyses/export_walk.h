@@ -21,18 +21,9 @@
 #include "io/tempfile.h"
 #include "irt/export.h"
 #include "irt/trace.h"
+#include "print/notation.h"
 
 namespace irt::internal {
-
-inline void AppendU(std::string& out, uint64_t v) {
-  char buf[24];
-  char* p = buf + sizeof(buf);
-  do {
-    *--p = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  out.append(p, static_cast<size_t>(buf + sizeof(buf) - p));
-}
 
 // One open call of the walk.
 struct ExportFrame {

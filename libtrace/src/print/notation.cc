@@ -8,12 +8,6 @@ namespace irt::internal {
 
 namespace {
 
-void AppendU(std::string& out, uint64_t v) {
-  char buf[24];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, p);
-}
-
 bool IsBlockArgument(const NodeView& v) {
   return v.kind() == NodeKind::kArgument && v.block_arg_index() != 0 && v.num_operands() == 1;
 }

@@ -7,6 +7,7 @@
 #ifndef IRT_SRC_PRINT_NOTATION_H_
 #define IRT_SRC_PRINT_NOTATION_H_
 
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -20,6 +21,13 @@
 #include "irt/value.h"
 
 namespace irt::internal {
+
+/// Appends the decimal digits of `v` (positions, ids and counts in text).
+inline void AppendU(std::string& out, uint64_t v) {
+  char buf[24];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, p);
+}
 
 /// Writes the name of the node a reference operand points at. A reference
 /// to a callable, not an owner: it must not outlive what it was built from.

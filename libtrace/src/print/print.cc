@@ -13,13 +13,9 @@
 
 namespace irt {
 
-namespace {
+using internal::AppendU;
 
-void AppendU(std::string& out, uint64_t v) {
-  char buf[24];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out.append(buf, p);
-}
+namespace {
 
 internal::NotationOptions Notation(const PrintOptions& opts) {
   internal::NotationOptions no;
