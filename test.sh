@@ -10,12 +10,16 @@
 #                also builds, installs and removes the .deb files (needs the
 #                release build)
 #     sanitize   ASan+UBSan build (build-asan/, -DIRT_SANITIZE=ON), ctest again
-#     fuzz       clang libFuzzer build (build-fuzz/): replays every input in
-#                tests/fuzz/regressions/, then fuzzes the reader, checker and
-#                the tools' analyses with the structure-aware mutator for
-#                IRT_FUZZ_SECONDS over the seed corpus tests/fuzz/corpus/
-#                (the release phase's ctest runs a short campaign of every
-#                tool over mutated traces, tests/fuzz/campaign.py)
+#     fuzz       clang libFuzzer build (build-fuzz/), two fuzzers: each replays
+#                every input of its regressions directory, then fuzzes from
+#                its seed corpus. trace_fuzzer (tests/fuzz/regressions/,
+#                corpus/): the reader, checker and the tools' analyses, with
+#                the structure-aware mutator, for IRT_FUZZ_SECONDS;
+#                text_fuzzer (text-regressions/, text-corpus/): IR modules
+#                (parsed, run, recorded, checked), rules, literals, specs and
+#                .npy files, for IRT_TEXT_FUZZ_SECONDS (the release phase's
+#                ctest runs a short campaign of every tool over mutated
+#                traces, tests/fuzz/campaign.py)
 #     man        man/check.sh: mandoc lint, pages up to date, every --help
 #                option documented, examples real (needs the release build)
 #
@@ -24,14 +28,16 @@
 # Every phase runs even if one before it failed; the exit status is 0 only
 # if all passed. Environment:
 #   IRT_JOBS           parallel build and test jobs (default 2)
-#   IRT_FUZZ_SECONDS   fuzzing time (default 60)
+#   IRT_FUZZ_SECONDS   trace fuzzing time (default 45)
+#   IRT_TEXT_FUZZ_SECONDS  text fuzzing time (default 30)
 #   IRT_NO_INSTALL     set: never install packages
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$PWD
 
 jobs=${IRT_JOBS:-2}
-fuzz_seconds=${IRT_FUZZ_SECONDS:-60}
+fuzz_seconds=${IRT_FUZZ_SECONDS:-45}
+text_fuzz_seconds=${IRT_TEXT_FUZZ_SECONDS:-30}
 all_phases=(release install sanitize fuzz man)
 phases=("$@")
 ((${#phases[@]})) || phases=("${all_phases[@]}")
@@ -88,25 +94,34 @@ phase_fuzz() {
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIRT_FUZZ=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DIRT_TESTS=OFF -DIRT_UNITY=ON \
     -DCMAKE_CXX_COMPILER=clang++
-  cmake --build "$dir" -j "$jobs" --target trace_fuzzer
-  local fuzzer=$dir/bin/trace_fuzzer
-  mkdir -p "$dir/corpus" "$dir/artifacts"
-  local regressions=("$root"/tests/fuzz/regressions/*) ok=1
+  cmake --build "$dir" -j "$jobs" --target trace_fuzzer text_fuzzer
+  mkdir -p "$dir/corpus" "$dir/text-corpus" "$dir/artifacts"
+  local ok=1
+  fuzz_one trace_fuzzer regressions corpus trace.dict corpus "$fuzz_seconds" || ok=0
+  fuzz_one text_fuzzer text-regressions text-corpus text.dict text-corpus "$text_fuzz_seconds" || ok=0
+  ((ok))
+}
+
+# fuzz_one FUZZER REGRESSIONS SEEDS DICT NEW SECONDS: replays every input of
+# tests/fuzz/REGRESSIONS, then fuzzes for SECONDS from tests/fuzz/SEEDS.
+# New inputs go to build-fuzz/NEW (kept between local runs); the committed
+# seeds are read only.
+fuzz_one() {
+  local dir=$root/build-fuzz fuzzer=$root/build-fuzz/bin/$1 ok=1
+  local regressions=("$root/tests/fuzz/$2"/*)
   if [[ -e ${regressions[0]} ]]; then
-    echo "replaying ${#regressions[@]} regression inputs"
+    echo "$1: replaying ${#regressions[@]} regression inputs"
     "$fuzzer" "${regressions[@]}" || {
       ok=0
-      echo "test.sh: a regression input of tests/fuzz/regressions/ fails again (above)" >&2
+      echo "test.sh: a regression input of tests/fuzz/$2/ fails again (above)" >&2
     }
   fi
-  # New inputs go to build-fuzz/corpus (kept between local runs); the
-  # committed seeds are read only.
-  if ! "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-    -dict="$root/tests/fuzz/trace.dict" -artifact_prefix="$dir/artifacts/" -print_final_stats=1 \
-    "$dir/corpus" "$root/tests/fuzz/corpus"; then
+  if ! "$fuzzer" -max_total_time="$6" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+    -dict="$root/tests/fuzz/$4" -artifact_prefix="$dir/artifacts/$1-" -print_final_stats=1 \
+    "$dir/$5" "$root/tests/fuzz/$3"; then
     ok=0
-    echo "test.sh: the fuzzer found a bug; its input is in $dir/artifacts/." >&2
-    echo "  Reproduce: $fuzzer FILE; then add FILE to tests/fuzz/regressions/." >&2
+    echo "test.sh: $1 found a bug; its input is in $dir/artifacts/." >&2
+    echo "  Reproduce: $fuzzer FILE; then add FILE to tests/fuzz/$2/." >&2
   fi
   ((ok))
 }
