@@ -30,10 +30,16 @@ namespace irt::fuzz {
 
 namespace {
 
-// Work per input: statements and call depth of a fuzzed program, functions
-// of a module run, the largest trace differentiated.
-constexpr uint64_t kMaxSteps = 20000;
+// Work per input: statements and call depth of a fuzzed program, the bytes
+// of the values it may compute (a loop that grows a tuple makes a trace
+// quadratic in its steps), the largest integer constant it may start from
+// (sizes of tensors), functions of a module run, the largest trace
+// differentiated. A program beyond them is a program's demand, not a bug:
+// it is not run, or its run is abandoned.
+constexpr uint64_t kMaxSteps = 2000;
 constexpr uint64_t kMaxCallDepth = 200;
+constexpr uint64_t kMaxValueBytes = uint64_t{16} << 20;
+constexpr int64_t kMaxConstant = 64;
 constexpr size_t kMaxFunctions = 3;
 constexpr uint64_t kGradNodeLimit = 4096;
 
@@ -74,16 +80,65 @@ const RuleSet& DefaultRules() {
   return *rules;
 }
 
+// Bytes a value holds (tensors' elements, tuples' items), without recursion.
+uint64_t ValueBytes(const Value& v) {
+  uint64_t bytes = 0;
+  std::vector<const Value*> todo = {&v};
+  while (!todo.empty()) {
+    const Value* x = todo.back();
+    todo.pop_back();
+    bytes += 16;
+    if (x->kind() == VKind::kTensor) {
+      bytes += static_cast<uint64_t>(x->tensor().numel()) * 8;
+    } else if (x->kind() == VKind::kTuple) {
+      for (const Value& item : x->tuple()) todo.push_back(&item);
+    } else if (x->kind() == VKind::kString) {
+      bytes += x->str().size();
+    }
+  }
+  return bytes;
+}
+
+// Abandons a run whose values exceed kMaxValueBytes (thrown from OnNode).
+struct TooMuch {};
+class Budget : public ir::TrackingContext {
+ public:
+  bool WantsNodes(const ir::StatementInfo&) override { return true; }
+  void OnNode(NodeId, const ir::NodeInfo& node, TraceWriter&) override {
+    used_ += ValueBytes(node.value);
+    if (used_ > kMaxValueBytes) throw TooMuch{};
+  }
+
+ private:
+  uint64_t used_ = 0;
+};
+
+// Whether `m` starts from small numbers only (see kMaxConstant).
+bool SmallConstants(const ir::Module& m) {
+  for (const ir::Function& f : m.functions()) {
+    for (const Value& c : f.constants) {
+      if (c.kind() == VKind::kI64 && (c.as_i64() > kMaxConstant || c.as_i64() < -kMaxConstant))
+        return false;
+      if (c.kind() == VKind::kF64 || c.kind() == VKind::kF32) {
+        const double d = c.to_double();
+        if (d > kMaxConstant || d < -kMaxConstant) return false;
+      }
+    }
+  }
+  return true;
+}
+
 struct Recorded {
   Result<Value> result = Value();
-  std::string bytes;  // the trace, when the writer finished it
+  std::string bytes;       // the trace, when the writer finished it
+  bool abandoned = false;  // over the value budget
 };
 
 // Runs function(args) of `m` into a trace in memory.
 Recorded Record(const ir::Module& m, std::string_view function, const std::vector<Value>& args,
                 uint32_t chunk_nodes) {
   Recorded out;
-  ir::TrackingContext ctx;
+  Budget ctx;
   ir::RandomSource rs = ir::RandomSource::Seeded(7);
   ir::InterpreterOptions io;
   io.max_steps = kMaxSteps;
@@ -92,9 +147,12 @@ Recorded Record(const ir::Module& m, std::string_view function, const std::vecto
   std::unique_ptr<Output> mem = Output::Memory();
   WriterOptions wo;
   wo.chunk_nodes = chunk_nodes;
-  {
+  try {
     TraceWriter w(mem.get(), wo);
     out.result = interp.Trace(function, args, w);
+  } catch (const TooMuch&) {
+    out.abandoned = true;
+    return out;
   }
   if (mem->Commit().ok()) out.bytes = mem->memory();
   return out;
@@ -195,7 +253,7 @@ Value ArgumentFor(size_t pattern, size_t i) {
 
 void RunIr(std::string_view text) {
   Result<ir::Module> m = ir::Module::Parse(text, "fuzz.ir");
-  if (!m.ok()) return;
+  if (!m.ok() || !SmallConstants(*m)) return;
   const size_t nf = std::min(m->functions().size(), kMaxFunctions);
   for (size_t f = 0; f < nf; ++f) {
     const ir::Function& fn = m->functions()[f];
@@ -203,6 +261,7 @@ void RunIr(std::string_view text) {
       std::vector<Value> args;
       for (uint32_t i = 0; i < fn.num_params; ++i) args.push_back(ArgumentFor(pattern, i));
       Recorded r = Record(*m, fn.name, args, pattern == 0 ? 4 : 1024);
+      if (r.abandoned) continue;
       const bool ran = r.result.ok() || r.result.error().code() == Code::kRuntimeError;
       if (!ran) continue;
       if (r.bytes.empty()) Broken("a run of " + fn.name + " left no trace");
