@@ -64,12 +64,14 @@ class DecodeArena {
   /// std::bad_alloc when neither memory nor the file can hold them.
   /// Thread-safe (both threads of Trace::VerifyAhead decode chunks).
   void* Allocate(size_t bytes);
+  /// The first block when the first request fits in it (a small trace).
+  static constexpr size_t kSmallBlock = size_t{64} << 10;
 
  private:
   struct Block {
     uint8_t* base;
     size_t size, used;
-    bool in_file;  // mapped from the spool file, else a tensor block
+    enum Where : uint8_t { kHeap, kTensorBlock, kFile } where;
   };
   std::mutex mu_;
   std::vector<Block> blocks_;

@@ -163,10 +163,16 @@ enum class Why {
 
 DecodeArena::~DecodeArena() {
   for (const Block& b : blocks_) {
-    if (b.in_file) {
-      munmap(b.base, b.size);
-    } else {
-      FreeTensorBlock(b.base, b.size);
+    switch (b.where) {
+      case Block::kFile:
+        munmap(b.base, b.size);
+        break;
+      case Block::kTensorBlock:
+        FreeTensorBlock(b.base, b.size);
+        break;
+      case Block::kHeap:
+        ::operator delete(b.base);
+        break;
     }
   }
   if (fd_ >= 0) close(fd_);
@@ -176,33 +182,44 @@ void* DecodeArena::Allocate(size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   bytes = (bytes + 15) & ~size_t{15};
   if (blocks_.empty() || blocks_.back().size - blocks_.back().used < bytes) {
-    // Blocks that double from 2 MiB up to 64 MiB (or the request), in whole
-    // 2 MiB pages.
+    // A small trace's columns in one kSmallBlock from the heap: its first
+    // touches cost a few page faults, where a huge page costs the clearing
+    // of 2 MiB. Then blocks that double from 2 MiB up to 64 MiB (or the
+    // request), in whole 2 MiB pages.
     constexpr size_t kHuge = size_t{2} << 20;
-    size_t want = blocks_.empty() ? kHuge : std::min(blocks_.back().size * 2, size_t{64} << 20);
-    size_t size = std::max(want, (bytes + kHuge - 1) / kHuge * kHuge);
-    void* p = nullptr;
-    const bool in_memory = memory_bytes_ + size <= memory_limit_;
-    if (in_memory) {
-      p = AllocateTensorBlock(size, /*zero=*/false);  // on huge pages
-      memory_bytes_ += size;
+    if (blocks_.empty() && bytes <= kSmallBlock && memory_limit_ >= kSmallBlock) {
+      blocks_.push_back(
+          {static_cast<uint8_t*>(::operator new(kSmallBlock)), kSmallBlock, 0, Block::kHeap});
+      memory_bytes_ += kSmallBlock;
     } else {
-      if (fd_ < 0) {
-        Result<int> fd = CreateSpoolFile("decoded trace columns");
-        if (!fd.ok()) throw std::bad_alloc();
-        fd_ = *fd;
+      size_t want = blocks_.empty() || blocks_.back().size < kHuge
+                        ? kHuge
+                        : std::min(blocks_.back().size * 2, size_t{64} << 20);
+      size_t size = std::max(want, (bytes + kHuge - 1) / kHuge * kHuge);
+      void* p = nullptr;
+      const bool in_memory = memory_bytes_ + size <= memory_limit_;
+      if (in_memory) {
+        p = AllocateTensorBlock(size, /*zero=*/false);  // on huge pages
+        memory_bytes_ += size;
+      } else {
+        if (fd_ < 0) {
+          Result<int> fd = CreateSpoolFile("decoded trace columns");
+          if (!fd.ok()) throw std::bad_alloc();
+          fd_ = *fd;
+        }
+        // Disk blocks reserved first: a write to a mapped hole of a full disk
+        // would kill the process (SIGBUS) instead of failing here.
+        if (posix_fallocate(fd_, static_cast<off_t>(file_bytes_), static_cast<off_t>(size)) != 0) {
+          throw std::bad_alloc();
+        }
+        p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                 static_cast<off_t>(file_bytes_));
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        file_bytes_ += size;
       }
-      // Disk blocks reserved first: a write to a mapped hole of a full disk
-      // would kill the process (SIGBUS) instead of failing here.
-      if (posix_fallocate(fd_, static_cast<off_t>(file_bytes_), static_cast<off_t>(size)) != 0) {
-        throw std::bad_alloc();
-      }
-      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
-               static_cast<off_t>(file_bytes_));
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      file_bytes_ += size;
+      blocks_.push_back(
+          {static_cast<uint8_t*>(p), size, 0, in_memory ? Block::kTensorBlock : Block::kFile});
     }
-    blocks_.push_back({static_cast<uint8_t*>(p), size, 0, !in_memory});
   }
   Block& b = blocks_.back();
   void* out = b.base + b.used;
@@ -249,14 +266,17 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   // The call holding each node as a body node: >= 0 for the local index of
   // a marker in this chunk; -(L + 1) for the call open at level L (0 = root)
   // when the chunk started.
-  // Scratch reused across chunks (a chunk may hold 2^16 nodes or more), in
-  // one tensor block per thread at least (a page fault per 2 MiB); plain
-  // pointers in the loop, not thread_local accesses. Only `closed` is read
-  // before it is written.
+  // Scratch reused across chunks (a chunk may hold 2^16 nodes or more): a
+  // small chunk's on the heap (a few page faults), a larger one's in one
+  // tensor block per thread at least (a page fault per 2 MiB, and 2 MiB to
+  // clear); plain pointers in the loop, not thread_local accesses. Only
+  // `closed` is read before it is written.
   thread_local GrowBuffer<int64_t> scratch_buf;
   const size_t words = size_t{n} + (size_t{n} + 7) / 8 * 2;
+  constexpr size_t kSmallScratchWords = DecodeArena::kSmallBlock / sizeof(int64_t);
+  constexpr size_t kBlockWords = GrowBuffer<int64_t>::kBlockBytes / sizeof(int64_t);
   int64_t* const container =
-      scratch_buf.Reserve(std::max(words, GrowBuffer<int64_t>::kBlockBytes / sizeof(int64_t)));
+      scratch_buf.Reserve(words <= kSmallScratchWords ? words : std::max(words, kBlockWords));
   uint8_t* const closed = reinterpret_cast<uint8_t*>(container + n);  // by local marker index
   std::memset(closed, 0, n);
   // The kind of each node checked so far, by local index: a reference's

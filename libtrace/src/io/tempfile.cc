@@ -22,7 +22,7 @@ namespace {
 constexpr int kSlots = 16;
 struct Slot {
   std::atomic<bool> used{false};
-  char path[PATH_MAX];
+  char path[PATH_MAX] = {};  // constant: no start-up code touches the 64 KiB
 };
 Slot g_slots[kSlots];
 std::mutex g_slots_mutex;  // writers only; the handler reads lock-free

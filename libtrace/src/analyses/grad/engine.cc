@@ -275,7 +275,7 @@ Status GradEngine::MissingRule(NodeId id, const ClassInfo& k, std::string_view o
                   taking + " at " + NodeName(id) + hint);
 }
 
-double* AdjointPages::Fill(uint64_t page) {
+double* AdjointPages::Block() {
   double* p;
   if (!free_.empty()) {
     p = free_.back();
@@ -285,8 +285,25 @@ double* AdjointPages::Fill(uint64_t page) {
     p = static_cast<double*>(AllocateTensorBlock(kPage * sizeof(double)));
     store_.emplace_back(p);
   }
-  pages_[page] = p;
   return p;
+}
+
+double* AdjointPages::Fill(uint64_t page) {
+  if (page == 0 && small_n_ != 0) {
+    small_.reset(new double[small_n_]());
+    return pages_[0] = small_.get();
+  }
+  return pages_[page] = Block();
+}
+
+void AdjointPages::Unsmall() {
+  if (small_ != nullptr) {
+    double* p = Block();
+    std::memcpy(p, small_.get(), small_n_ * sizeof(double));
+    pages_[0] = p;
+    small_.reset();
+  }
+  small_n_ = 0;
 }
 
 Value GradEngine::DecodeAt(const internal::ChunkColumns& c, uint64_t bits, VKind kind) {
