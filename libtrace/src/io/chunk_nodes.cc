@@ -276,7 +276,8 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   constexpr size_t kSmallScratchWords = DecodeArena::kSmallBlock / sizeof(int64_t);
   constexpr size_t kBlockWords = GrowBuffer<int64_t>::kBlockBytes / sizeof(int64_t);
   int64_t* const container =
-      scratch_buf.Reserve(words <= kSmallScratchWords ? words : std::max(words, kBlockWords));
+      scratch_buf.Reserve(words <= kSmallScratchWords ? std::max<size_t>(words, 1)  // not null
+                                                      : std::max(words, kBlockWords));
   uint8_t* const closed = reinterpret_cast<uint8_t*>(container + n);  // by local marker index
   std::memset(closed, 0, n);
   // The kind of each node checked so far, by local index: a reference's
