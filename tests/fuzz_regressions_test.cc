@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -22,20 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> FilesIn(const std::string& dir) {
-  std::vector<fs::path> out;
-  fs::path d = fs::path(IRT_SOURCE_DIR) / dir;
-  if (!fs::is_directory(d)) return out;
-  for (const auto& e : fs::directory_iterator(d)) {
-    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Runs every file of `dir` with standard output sent to /dev/null.
 void Replay(const std::string& dir, size_t min_files) {
-  std::vector<fs::path> files = FilesIn(dir);
+  std::vector<fs::path> files = testing::FilesIn(fs::path(IRT_SOURCE_DIR) / dir);
   EXPECT_GE(files.size(), min_files) << dir;
   std::fflush(stdout);
   int saved = dup(STDOUT_FILENO);

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -35,6 +37,19 @@ inline Trace OpenTrace(const std::string& path, bool partial = false) {
   auto t = Trace::Open(path, {.allow_partial = partial});
   EXPECT_TRUE(t.ok()) << t.status().message();
   return std::move(t).value();
+}
+
+// The regular files of directory `d`, sorted, without hidden ones (none if
+// there is no such directory): a fuzzer's corpus or regressions.
+inline std::vector<std::filesystem::path> FilesIn(const std::filesystem::path& d) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  if (!fs::is_directory(d)) return out;
+  for (const auto& e : fs::directory_iterator(d)) {
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // The bytes of a file ("" if it cannot be read): one bulk copy (an

@@ -5,7 +5,6 @@
 // each reader, from which the fuzzer mutates.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -24,19 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> CorpusFiles(const std::string& dir) {
-  std::vector<fs::path> out;
-  fs::path d = fs::path(IRT_SOURCE_DIR) / dir;
-  if (!fs::is_directory(d)) return out;
-  for (const auto& e : fs::directory_iterator(d)) {
-    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 void RunAll(const std::string& dir, size_t min_files) {
-  std::vector<fs::path> files = CorpusFiles(dir);
+  std::vector<fs::path> files = testing::FilesIn(fs::path(IRT_SOURCE_DIR) / dir);
   EXPECT_GE(files.size(), min_files) << dir;
   for (const fs::path& f : files) {
     const std::string bytes = testing::ReadFile(f.string());
@@ -55,7 +43,7 @@ TEST(TextFuzzTest, Regressions) { RunAll("tests/fuzz/text-regressions", 0); }
 
 // Each seed is valid input of the reader its first byte names.
 TEST(TextFuzzTest, SeedsAreValid) {
-  for (const fs::path& f : CorpusFiles("tests/fuzz/text-corpus")) {
+  for (const fs::path& f : testing::FilesIn(fs::path(IRT_SOURCE_DIR) / "tests/fuzz/text-corpus")) {
     const std::string bytes = testing::ReadFile(f.string());
     ASSERT_FALSE(bytes.empty()) << f.filename();
     const std::string text = bytes.substr(1);

@@ -231,6 +231,25 @@ void Differentiate2(const Trace& trace, const RuleSet& rules) {
   (void)Differentiate(trace, rules, forward);
 }
 
+// irt-replay evaluates primitives with the one operation table the
+// interpreter uses: setting the first argument to the value it had replays
+// the run as it was (no branch goes another way, no primitive that
+// succeeded fails), into a valid trace.
+void ReplaySame(const Trace& trace, const Value& first, const std::string& fn) {
+  const ReplayChange change{"@2", first};
+  auto r = Replay::Run(trace, std::span<const ReplayChange>(&change, 1));
+  if (!r.ok()) return;  // e.g. an operation replay does not know
+  const std::optional<ReplayDivergence>& d = r->result().divergence;
+  if (d && d->kind != ReplayDivergence::Kind::kRecordedFailure) {
+    Broken(fn + ": replaying the recorded arguments diverges: " + d->message);
+  }
+  if (!r->has_output()) return;
+  auto bytes = r->Bytes();
+  if (bytes.ok()) {
+    MustCheck({reinterpret_cast<const char*>(bytes->data()), bytes->size()}, "a replay of " + fn);
+  }
+}
+
 // The arguments a fuzzed function is called with: a few of each kind.
 Value ArgumentFor(size_t pattern, size_t i) {
   switch ((pattern + i) % 6) {
@@ -286,7 +305,10 @@ void RunIr(std::string_view text) {
       auto t = Trace::FromBytes(reinterpret_cast<const uint8_t*>(r.bytes.data()), r.bytes.size(),
                                 "fuzz");
       if (!t.ok()) Broken("a checked trace does not open: " + t.error().message());
-      if (t->size() <= kGradNodeLimit) Differentiate2(*t, DefaultRules());
+      if (t->size() <= kGradNodeLimit) {
+        Differentiate2(*t, DefaultRules());
+        if (!args.empty()) ReplaySame(*t, args[0], fn.name);
+      }
     }
   }
 }
