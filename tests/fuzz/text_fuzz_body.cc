@@ -32,7 +32,7 @@ namespace {
 
 // Work per input: statements and call depth of a fuzzed program, the bytes
 // of the values it may compute (a loop that grows a tuple makes a trace
-// quadratic in its steps), the largest integer constant it may start from
+// quadratic in its steps), the largest number among its constants
 // (sizes of tensors), functions of a module run, the largest trace
 // differentiated. A program beyond them is a program's demand, not a bug:
 // it is not run, or its run is abandoned.
