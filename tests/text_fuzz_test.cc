@@ -5,7 +5,6 @@
 // each reader, from which the fuzzer mutates.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -23,23 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void RunAll(const std::string& dir, size_t min_files) {
-  std::vector<fs::path> files = testing::FilesIn(fs::path(IRT_SOURCE_DIR) / dir);
-  EXPECT_GE(files.size(), min_files) << dir;
-  for (const fs::path& f : files) {
-    const std::string bytes = testing::ReadFile(f.string());
-    auto start = std::chrono::steady_clock::now();
-    fuzz::RunText(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // A hang must stay fixed: seconds, generously (no test may depend on
-    // the machine's speed).
-    EXPECT_LT(s, 45.0) << f.filename();
-  }
+TEST(TextFuzzTest, SeedCorpus) {
+  testing::ReplayInputs(fs::path(IRT_SOURCE_DIR) / "tests/fuzz/text-corpus", 40, fuzz::RunText);
 }
 
-TEST(TextFuzzTest, SeedCorpus) { RunAll("tests/fuzz/text-corpus", 40); }
-
-TEST(TextFuzzTest, Regressions) { RunAll("tests/fuzz/text-regressions", 0); }
+TEST(TextFuzzTest, Regressions) {
+  testing::ReplayInputs(fs::path(IRT_SOURCE_DIR) / "tests/fuzz/text-regressions", 0, fuzz::RunText);
+}
 
 // Each seed is valid input of the reader its first byte names.
 TEST(TextFuzzTest, SeedsAreValid) {
