@@ -274,6 +274,54 @@ Real BadShapes(Tensor X) {
   return IRT_RETURN(sum(matmul(X, X)));
 }
 
+// x[i] in a loop: an index that is a node, one that is a literal, and a
+// tensor that is no node (made inside the call, a Constant each time).
+Real IndexLoop(Tensor x, Int n) {
+  IRT_FUNCTION(index_loop, x, n);
+  Tensor local({3}, {0.5, 0.25, 0.125});
+  Real r = 0.0;
+  Int i = 1;
+  while (IRT_WHILE(i, r)(i < n)) {
+    r = r + getindex(x, i) * getindex(x, Int(2)) + getindex(local, Int(3));
+    i = i + 1;
+  }
+  return IRT_RETURN(r);
+}
+
+// A context that watches every node: the recorder then takes its general
+// path for every statement, never the inline one.
+class Watcher : public Context {
+ public:
+  bool WantsNodes() const override { return true; }
+  void OnNode(const NodeInfo&, TraceWriter&) override { ++nodes; }
+  uint64_t nodes = 0;
+};
+
+// The inline path of getindex (a statement seen before) writes what the
+// general path writes.
+TEST(RecordTest, GetindexInLoopsTakesTheInlinePathToTheSameTrace) {
+  Tensor x({5}, {1.0, 2.0, 3.0, 4.0, 5.0});
+  auto record = [&](Context* ctx) {
+    RecorderOptions opts;
+    opts.context = ctx;
+    auto rec = Recorder::InMemory(opts);
+    EXPECT_EQ(rec->Run(IndexLoop, x, Int(5)).value(), (1.0 + 2 + 3 + 4) * 2.0 + 4 * 0.125);
+    EXPECT_TRUE(rec->Finish().ok());
+    return rec->bytes();
+  };
+  Watcher watcher;
+  const std::string general = record(&watcher);
+  EXPECT_EQ(watcher.nodes, 4 * 8 + 1u);  // <, 3 getindex, *, +, +, +1; the last <
+  const std::string inline_path = record(nullptr);
+  EXPECT_EQ(inline_path, general);
+  auto rec = Recorder::InMemory();
+  rec->Run(IndexLoop, x, Int(5));
+  ASSERT_TRUE(rec->Finish().ok());
+  Trace t = Checked(*rec, "index_loop.fb");
+  std::vector<std::string> ops = Ops(t);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "getindex"), 12);
+}
+
 TEST(RecordTest, AnOperationErrorFailsTheRunWithAValidTrace) {
   Tensor X({2, 3}, {1, 2, 3, 4, 5, 6});
   auto rec = Recorder::InMemory();

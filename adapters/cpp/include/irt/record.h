@@ -337,40 +337,52 @@ namespace detail {
 void Record(Op op, const Loc& loc, const Operand* ops, uint32_t n, VKind vk, uint64_t bits,
             uint32_t* serial, uint32_t* pos, NodeId* id, const Value* big = nullptr);
 
+// The inline path of a statement seen before (its FastSlot): when every
+// operand is a node of the innermost call or the class's literal, appends
+// the node and returns true; false leaves the statement to Record. A
+// tensor operand (bits 0, no literal of a class) must be a node.
+[[gnu::always_inline]] inline bool AppendFast(Op op, const std::source_location& l, uint32_t n,
+                                              const uint32_t* serial, const NodeId* ids,
+                                              const uint64_t* bits, VKind vk, uint64_t result,
+                                              uint32_t* out_serial, uint32_t* out_pos,
+                                              NodeId* out_id) {
+  const FastFrame& ff = t_fast;
+  if (!ff.active) return false;
+  const uint32_t line = l.line(), col = l.column();
+  const FastSlot& s = ff.slots[FastSlotIndex(line, col, ff.block, static_cast<uint8_t>(op))];
+  if (s.line != line || s.col != col || s.fn != ff.fn || s.block != ff.block ||
+      s.op != static_cast<uint8_t>(op) || s.n != n || s.file != l.file_name()) {
+    return false;
+  }
+  NodeId refs[2];
+  uint32_t nr = 0;
+  bool ok = true;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (s.mask & (1u << i)) {
+      ok = ok && ids[i] == kNoNode && bits[i] == s.lit[i];
+    } else {
+      ok = ok && serial[i] == ff.serial && ids[i] != kNoNode && ids[i] >= ff.marker;
+      refs[nr++] = ids[i];
+    }
+  }
+  if (!ok) return false;
+  *out_id = ff.w->AppendScalar(s.cls, vk, result, refs, nr);
+  *out_serial = ff.serial;
+  *out_pos = s.pos;
+  return true;
+}
+
 template <class R, class... T>
 [[gnu::noinline]] Active<R> Apply(Op op, const std::source_location& l, R result,
                                   const Active<T>&... args) {
   Active<R> out(result);
   if constexpr (sizeof...(T) >= 1 && sizeof...(T) <= 2) {
-    // Inline: a statement seen before, its operands nodes of this call or
-    // its class's literals.
-    const FastFrame& ff = t_fast;
-    if (ff.active) {
-      const uint32_t line = l.line(), col = l.column();
-      const FastSlot& s = ff.slots[FastSlotIndex(line, col, ff.block, static_cast<uint8_t>(op))];
-      if (s.line == line && s.col == col && s.fn == ff.fn && s.block == ff.block &&
-          s.op == static_cast<uint8_t>(op) && s.n == sizeof...(T) && s.file == l.file_name()) {
-        const uint32_t serial[] = {args.serial...};
-        const NodeId ids[] = {args.id...};
-        const uint64_t bits[] = {BitsOf(args.v)...};
-        NodeId refs[2];
-        uint32_t nr = 0;
-        bool ok = true;
-        for (uint32_t i = 0; i < sizeof...(T); ++i) {
-          if (s.mask & (1u << i)) {
-            ok = ok && ids[i] == kNoNode && bits[i] == s.lit[i];
-          } else {
-            ok = ok && serial[i] == ff.serial && ids[i] != kNoNode && ids[i] >= ff.marker;
-            refs[nr++] = ids[i];
-          }
-        }
-        if (ok) {
-          out.id = ff.w->AppendScalar(s.cls, KindOf<R>(), BitsOf(result), refs, nr);
-          out.serial = ff.serial;
-          out.pos = s.pos;
-          return out;
-        }
-      }
+    const uint32_t serial[] = {args.serial...};
+    const NodeId ids[] = {args.id...};
+    const uint64_t bits[] = {BitsOf(args.v)...};
+    if (AppendFast(op, l, sizeof...(T), serial, ids, bits, KindOf<R>(), BitsOf(result), &out.serial,
+                   &out.pos, &out.id)) {
+      return out;
     }
   }
   if (t_current == nullptr) return out;
@@ -635,6 +647,16 @@ Real GetIndex(const std::source_location& l, const Tensor& x, const I&... idx) {
   double v;
   if (!ElementOf(x, index, &v)) return RealOp(Op::kGetindex, l, x, idx...);
   Real r(v);
+  if constexpr (sizeof...(I) == 1) {
+    // The common loop body's x[i]: inline, as Apply's scalar operations.
+    const uint32_t serial[] = {x.serial, idx.serial...};
+    const NodeId ids[] = {x.id, idx.id...};
+    const uint64_t bits[] = {0, BitsOf(idx.v)...};
+    if (AppendFast(Op::kGetindex, l, 2, serial, ids, bits, VKind::kF64, BitsOf(v), &r.serial,
+                   &r.pos, &r.id)) {
+      return r;
+    }
+  }
   ApplyValue(Op::kGetindex, l, Value::F64(v), &r.serial, &r.pos, &r.id, x, idx...);
   return r;
 }
