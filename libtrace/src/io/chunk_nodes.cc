@@ -159,6 +159,21 @@ enum class Why {
   return s.ok() ? DataError("invalid node") : s;
 }
 
+// A check of reference `from - 1` of node `id` failed with `why`: a bad
+// distance of a later reference (`from` to `nrefs`) is reported instead, as
+// CheckNode reports it, since distances come before targets.
+[[gnu::cold, gnu::noinline]] Status RefError(const fb::Chunk* c, ChunkFacts* facts, uint32_t local,
+                                             NodeId id, const uint32_t* node_refs, uint32_t from,
+                                             uint32_t nrefs, Why why, uint64_t a = 0,
+                                             uint64_t b = 0) {
+  for (uint32_t j = from; j < nrefs; ++j) {
+    if (uint64_t{flatbuffers::EndianScalar(node_refs[j])} - 1 >= id) {
+      return NodeCheckError(c, facts, local, id);
+    }
+  }
+  return NodeError(facts, id, why, a, b);
+}
+
 }  // namespace
 
 DecodeArena::~DecodeArena() {
@@ -283,11 +298,18 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   // The kind of each node checked so far, by local index: a reference's
   // target is looked up here, one byte, not through its 16-byte record.
   auto* const kind_at = reinterpret_cast<fb::Kind*>(closed + (size_t{n} + 7) / 8 * 8);
-  std::vector<uint32_t> open;           // local markers of the calls opened here, still open
-  std::vector<uint32_t> last_jump;      // per entry of `open`: local index + 1 of its last jump
+  // The calls opened in this chunk and still open, innermost last: each
+  // one's local marker, and the last jump of its caller's body before it.
+  struct Opened {
+    uint32_t marker;
+    uint32_t caller_last_jump;
+  };
+  std::vector<Opened> opened;
+  uint32_t n_open = 0;                  // opened.size(), kept in a register
   uint32_t pre_open = c->base_depth();  // calls opened before this chunk, still open
-  uint32_t pre_last_jump = 0;           // the innermost of those: local index + 1 of its last jump
-  NodeId last_pre_marker = base;        // markers of earlier chunks close in decreasing order
+  // The innermost open call's last jump in this chunk (local index + 1), or 0.
+  uint32_t last_jump = 0;
+  NodeId last_pre_marker = base;  // markers of earlier chunks close in decreasing order
   if (n == 0) {
     facts->end_depth = pre_open;
     return Status::Ok();
@@ -301,13 +323,14 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   const uint64_t pool = col.n_refs;
   // What the loop needs of each class, in one load.
   struct ClassCheck {
-    uint32_t aux;    // a block argument's position
-    uint16_t nrefs;  // reference slots (a closer's link last)
+    uint64_t value_mask;  // bits of the value that must be zero: a Bool's
+                          // but the lowest, a Float32's high half
+    uint32_t aux;         // a block argument's position
+    uint16_t nrefs;       // reference slots (a closer's link last)
     fb::Kind kind;
-    uint8_t value_check;  // 0 any bits, 1 Bool (0 or 1), 2 Float32 (high half
-                          // zero), 3 an index (CheckNode checks it)
-    uint8_t closer;       // Return or Error
-    uint8_t block_arg;    // an Argument with aux != 0
+    uint8_t index;      // the value is an index (CheckNode checks it)
+    uint8_t closer;     // Return or Error
+    uint8_t block_arg;  // an Argument with aux != 0
   };
   thread_local std::vector<ClassCheck> class_buf;
   class_buf.resize(nclasses);
@@ -315,13 +338,13 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     const fb::NodeClass& k = classes[i];
     const fb::VKind v = k.vkind();
     const fb::Kind kind = k.kind();
-    class_buf[i] = {k.aux(),
+    class_buf[i] = {v == fb::VKind::Bool  ? ~uint64_t{1}
+                    : v == fb::VKind::F32 ? ~uint64_t{0xFFFFFFFF}
+                                          : 0,
+                    k.aux(),
                     facts->class_refs[i],
                     kind,
-                    static_cast<uint8_t>(v == fb::VKind::Bool     ? 1
-                                         : v == fb::VKind::F32    ? 2
-                                         : v >= fb::VKind::String ? 3
-                                                                  : 0),
+                    static_cast<uint8_t>(v >= fb::VKind::String),
                     static_cast<uint8_t>(kind == fb::Kind::Return || kind == fb::Kind::Error),
                     static_cast<uint8_t>(kind == fb::Kind::Argument && k.aux() != 0)};
   }
@@ -333,104 +356,96 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     const NodeRec* node = &nodes[local];
     // CheckNode's checks, inline on the common path; it words the failure.
     const uint32_t cls = node->cls;
-    bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + cls_of[cls].nrefs <= pool;
-    if (fast_ok) {
-      switch (cls_of[cls].value_check) {
-        case 1:
-          fast_ok = node->value <= 1;
-          break;
-        case 2:
-          fast_ok = node->value >> 32 == 0;
-          break;
-        case 3:
-          fast_ok = false;
-          break;
-        default:
-          break;
-      }
-    }
+    const bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + cls_of[cls].nrefs <= pool &&
+                         (node->value & cls_of[cls].value_mask) == 0 && !cls_of[cls].index;
     // Reference distances 1 <= d <= id are checked below, with each use.
-    if (!fast_ok) {
+    if (!fast_ok) [[unlikely]] {
       Status s = CheckNode(c, *facts, local, id);
       if (!s.ok()) return NodeCheckError(c, facts, local, id);
     }
     const ClassCheck k = cls_of[cls];
     const fb::Kind kind = k.kind;
     kind_at[local] = kind;
-    if (id == 0) {
+    if ((n_open | pre_open) == 0) [[unlikely]] {
+      // No call is open: the root's marker (node 0; a chunk at base 0
+      // starts at depth 0), or a node after the root has closed.
+      if (id != 0) return NodeError(facts, id, Why::kAfterRoot);
       if (kind != fb::Kind::Call) {
         return NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind));
       }
-    } else if (open.empty() && pre_open == 0) {
-      return NodeError(facts, id, Why::kAfterRoot);
     }
     container[local] = current;
     const uint32_t nrefs = k.nrefs;
     const uint32_t nvalue_refs = k.closer ? nrefs - 1 : nrefs;
     const uint32_t* node_refs = refs + node->first_ref;
-    for (uint32_t j = 0; j < nrefs; ++j) {
-      const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
-      if (d == 0 || d > id) return NodeCheckError(c, facts, local, id);
-    }
+    // Each value reference's distance (1 <= d <= id), then its target; a
+    // failure reports a later reference's bad distance first (RefError), as
+    // if every distance were checked before any target.
     for (uint32_t j = 0; j < nvalue_refs; ++j) {
-      const NodeId t = id - flatbuffers::EndianScalar(node_refs[j]);
-      if (t < base) {
+      const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
+      if (uint64_t{d} - 1 >= id) return NodeCheckError(c, facts, local, id);  // d == 0 too
+      if (d > local) {
         // A block argument's jump lies in an earlier chunk only when its call
         // began there and has made no jump in this chunk yet.
-        if (k.block_arg && (!open.empty() || pre_last_jump != 0)) {
-          return NodeError(facts, id, Why::kBlockArgJump);
+        if (k.block_arg && (n_open != 0 || last_jump != 0)) {
+          return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgJump);
         }
         continue;  // in an earlier chunk: the streaming checker looks further
       }
-      const uint32_t tl = static_cast<uint32_t>(t - base);
+      const uint32_t tl = local - d;
+      const NodeId t = base + tl;  // for the messages
       const fb::Kind tkind = kind_at[tl];
       if (tkind == fb::Kind::Call) {
-        return NodeError(facts, id, Why::kRefMarker, j + 1, t);
+        return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefMarker, j + 1, t);
       }
       if (k.block_arg) {
-        uint32_t want = open.empty() ? pre_last_jump : last_jump.back();
-        if (tkind != fb::Kind::Jump || want != tl + 1) {
-          return NodeError(facts, id, Why::kBlockArgJump);
+        if (tkind != fb::Kind::Jump || last_jump != tl + 1) {
+          return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgJump);
         }
         const fb::NodeClass* tk = &classes[nodes[tl].cls];
         uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
         if (k.aux > passed) {
-          return NodeError(facts, id, Why::kBlockArgK, k.aux, passed);
+          return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgK, k.aux,
+                          passed);
         }
         continue;
       }
       if (tkind == fb::Kind::Jump) {
-        return NodeError(facts, id, Why::kRefJump, j + 1, t);
+        return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefJump, j + 1, t);
       }
+      // A node of the current call's body is visible: that call is open.
       const int64_t ct = container[tl];
-      const bool visible = ct >= 0 ? closed[ct] == 0 : static_cast<uint64_t>(-ct) <= pre_open;
-      if (!visible) {
-        return NodeError(facts, id, Why::kRefClosed, j + 1, t);
+      if (ct != current && !(ct >= 0 ? closed[ct] == 0 : static_cast<uint64_t>(-ct) <= pre_open)) {
+        return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefClosed, j + 1, t);
       }
+    }
+    // A closer's link to its marker.
+    if (nvalue_refs < nrefs &&
+        uint64_t{flatbuffers::EndianScalar(node_refs[nvalue_refs])} - 1 >= id) {
+      return NodeCheckError(c, facts, local, id);
     }
     switch (kind) {
       case fb::Kind::Call:
-        open.push_back(local);
-        last_jump.push_back(0);
+        opened.push_back({local, last_jump});
+        ++n_open;
+        last_jump = 0;
         current = static_cast<int64_t>(local);
         break;
       case fb::Kind::Jump:
-        if (open.empty()) {
-          pre_last_jump = local + 1;
-        } else {
-          last_jump.back() = local + 1;
-        }
+        last_jump = local + 1;
         break;
       case fb::Kind::Return:
       case fb::Kind::Error: {
         const NodeId marker = id - flatbuffers::EndianScalar(refs[node->first_ref + nrefs - 1]);
-        if (!open.empty()) {
-          if (marker != base + open.back()) {
-            return NodeError(facts, id, Why::kClosesWrong, marker, base + open.back());
+        if (n_open != 0) {
+          const Opened top = opened.back();
+          if (marker != base + top.marker) {
+            return NodeError(facts, id, Why::kClosesWrong, marker, base + top.marker);
           }
-          closed[open.back()] = 1;
-          open.pop_back();
-          last_jump.pop_back();
+          closed[top.marker] = 1;
+          last_jump = top.caller_last_jump;
+          opened.pop_back();
+          --n_open;
         } else {
           if (pre_open == 0) {
             return NodeError(facts, id, Why::kClosesNone, marker);
@@ -440,10 +455,10 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
           }
           last_pre_marker = marker;
           --pre_open;
-          pre_last_jump = 0;  // the enclosing call's last jump lies in an earlier chunk
+          last_jump = 0;  // the enclosing call's last jump lies in an earlier chunk
         }
-        current =
-            open.empty() ? -static_cast<int64_t>(pre_open) : static_cast<int64_t>(open.back());
+        current = n_open == 0 ? -static_cast<int64_t>(pre_open)
+                              : static_cast<int64_t>(opened.back().marker);
         container[local] = current;  // a closer belongs to the caller's body
         break;
       }
@@ -451,7 +466,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
         break;
     }
   }
-  facts->end_depth = pre_open + static_cast<uint32_t>(open.size());
+  facts->end_depth = pre_open + n_open;
   return Status::Ok();
 }
 
