@@ -343,6 +343,13 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
     const uint32_t first = static_cast<uint32_t>(nr);
     uint64_t* prev = prev_all + k.slot_base;
     for (uint32_t j = 0; j < k.slots; ++j) {
+      if (p < end && *p == 0) {
+        // The distance of the slot's previous node again (a loop's common
+        // case): already bounded when it was stored.
+        ++p;
+        refs[nr++] = static_cast<uint32_t>(prev[j]);
+        continue;
+      }
       uint64_t z;
       if (!Varint(p, end, &z)) return UnpackError(Bad::kRef, local, 0, 0, failed);
       const uint64_t d = prev[j] + UnZigZag(z);
