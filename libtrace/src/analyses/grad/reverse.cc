@@ -761,6 +761,17 @@ Status GradEngine::ReversePass() {
         }
         case Cat::kFuncArg:
         case Cat::kBlockArg:
+          if (k.y_real) {
+            // A number passed on (a loop's variable, a call's argument):
+            // Propagate's scalar case, without its Status.
+            const NodeId t = PassTarget(l, id);
+            if (t != kNoNode && varied_.Get(t)) {
+              const uint64_t ts = varied_.Rank(t);
+              adj_[ts] += adj_.Get(slot);
+              touched_.Set(ts);
+            }
+            break;
+          }
           IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
           break;
         case Cat::kPrim:
