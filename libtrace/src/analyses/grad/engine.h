@@ -480,6 +480,12 @@ class GradEngine {
   void SetTangent(uint64_t slot, const Value& v);
   Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
   bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
+  // Adds g into the scalar adjoint of the active node `target`.
+  void AddScalar(NodeId target, double g) {
+    const uint64_t s = varied_.Rank(target);
+    adj_[s] += g;
+    touched_.Set(s);
+  }
   Status AccumulateScalar(NodeId target, double g);
   // Adds g into the target's adjoint. A tensor target's first adjoint
   // takes g's tensor over when g is its only holder (no fresh buffer);

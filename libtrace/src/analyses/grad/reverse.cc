@@ -65,9 +65,7 @@ Result<TensorAdj*> GradEngine::TensorAdjOf(NodeId target, uint64_t slot, bool sp
 }
 
 Status GradEngine::AccumulateScalar(NodeId target, double g) {
-  uint64_t s = varied_.Rank(target);
-  adj_[s] += g;
-  touched_.Set(s);
+  AddScalar(target, g);
   return Status::Ok();
 }
 
@@ -571,9 +569,7 @@ void GradEngine::ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator
       continue;
     }
     if (!((real >> j) & 1)) return false;  // a dense scalar into a tensor: a rule error
-    uint64_t ts = varied_.Rank(t);
-    adj_[ts] += g;
-    touched_.Set(ts);
+    AddScalar(t, g);
   }
   return true;
 }
@@ -765,11 +761,7 @@ Status GradEngine::ReversePass() {
             // A number passed on (a loop's variable, a call's argument):
             // Propagate's scalar case, without its Status.
             const NodeId t = PassTarget(l, id);
-            if (t != kNoNode && varied_.Get(t)) {
-              const uint64_t ts = varied_.Rank(t);
-              adj_[ts] += adj_.Get(slot);
-              touched_.Set(ts);
-            }
+            if (t != kNoNode && varied_.Get(t)) AddScalar(t, adj_.Get(slot));
             break;
           }
           IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
