@@ -39,12 +39,14 @@ uint32_t Column(std::string_view line, size_t byte) {
 class LineParser {
  public:
   LineParser(std::string_view line, const std::string& file, uint32_t lineno)
-      : s_(line), file_(file), lineno_(lineno) {}
+      : s_(line), file_(file), lineno_(lineno) {
+    for (char c : line) ascii_ = ascii_ && static_cast<unsigned char>(c) < 0x80;
+  }
 
   Status Error(const std::string& what) const { return ErrorAt(pos_, what); }
   Status ErrorAt(size_t byte, const std::string& what) const {
-    return DataError(file_ + ":" + std::to_string(lineno_) + ":" +
-                     std::to_string(Column(s_, byte)) + ": " + what);
+    return DataError(file_ + ":" + std::to_string(lineno_) + ":" + std::to_string(Col(byte)) +
+                     ": " + what);
   }
 
   void SkipSpace() {
@@ -56,7 +58,9 @@ class LineParser {
   }
   bool Eat(std::string_view tok) {
     SkipSpace();
-    if (s_.substr(pos_, tok.size()) == tok) {
+    // The first character decides most tries without a comparison call.
+    if (pos_ < s_.size() && s_[pos_] == tok[0] &&
+        (tok.size() == 1 || s_.substr(pos_, tok.size()) == tok)) {
       pos_ += tok.size();
       return true;
     }
@@ -67,129 +71,138 @@ class LineParser {
     return s_.substr(pos_, tok.size()) == tok;
   }
   Result<std::string> Ident(const char* what) {
-    SkipSpace();
-    size_t start = pos_;
-    if (pos_ >= s_.size() || !IsIdentStart(static_cast<unsigned char>(s_[pos_]))) {
-      return Error(std::string("expected ") + what);
-    }
-    while (pos_ < s_.size() && IsIdentChar(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-    return std::string(s_.substr(start, pos_ - start));
+    IRT_RETURN_IF_ERROR(IdentAt(what));
+    return std::string(s_.substr(ident_, pos_ - ident_));
   }
   size_t pos() const { return pos_; }
   void set_pos(size_t p) { pos_ = p; }
   std::string_view text() const { return s_; }
 
-  Result<RuleExpr> Expr(int depth = 0) { return Comparison(depth); }
+  /// Parses an expression into *out. Each level of the grammar parses
+  /// into the caller's node and builds a call node only when it meets an
+  /// operator, so that a leaf is not moved up through every level.
+  Status Expr(RuleExpr* out, int depth = 0) { return Comparison(depth, out); }
 
  private:
-  RuleExpr Call(std::string op, std::vector<RuleExpr> args, size_t at) {
+  // Skips to an identifier and past it (its start in ident_).
+  Status IdentAt(const char* what) {
+    SkipSpace();
+    ident_ = pos_;
+    if (pos_ >= s_.size() || !IsIdentStart(static_cast<unsigned char>(s_[pos_]))) {
+      return Error(std::string("expected ") + what);
+    }
+    while (pos_ < s_.size() && IsIdentChar(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    return Status::Ok();
+  }
+  // The column of a byte of the line (an ASCII line's without a scan).
+  uint32_t Col(size_t byte) const {
+    return ascii_ ? static_cast<uint32_t>(std::min(byte, s_.size()) + 1) : Column(s_, byte);
+  }
+  // Makes *out the call `op(*out, rhs...)` written at byte `at`.
+  void Call(std::string_view op, RuleExpr* out, RuleExpr* rhs, size_t at) {
     RuleExpr e;
     e.kind = RuleExpr::Kind::kCall;
-    e.name = std::move(op);
-    e.args = std::move(args);
+    e.name = op;
+    e.args.reserve(rhs != nullptr ? 2 : 1);
+    e.args.push_back(std::move(*out));
+    if (rhs != nullptr) e.args.push_back(std::move(*rhs));
     e.line = lineno_;
-    e.col = Column(s_, at);
-    return e;
+    e.col = Col(at);
+    *out = std::move(e);
   }
 
-  Result<RuleExpr> Comparison(int depth) {
-    IRT_ASSIGN_OR_RETURN(RuleExpr lhs, Additive(depth));
+  Status Comparison(int depth, RuleExpr* out) {
+    IRT_RETURN_IF_ERROR(Additive(depth, out));
+    SkipSpace();
+    if (pos_ >= s_.size()) return Status::Ok();
+    const char c = s_[pos_];
+    if (c != '<' && c != '>' && c != '=' && c != '!') return Status::Ok();
     static constexpr std::string_view kOps[] = {"<=", ">=", "==", "!=", "<", ">"};
     for (std::string_view op : kOps) {
-      size_t at = (SkipSpace(), pos_);
+      size_t at = pos_;
       if (Eat(op)) {
-        IRT_ASSIGN_OR_RETURN(RuleExpr rhs, Additive(depth));
-        std::vector<RuleExpr> args;
-        args.push_back(std::move(lhs));
-        args.push_back(std::move(rhs));
-        return Call(std::string(op), std::move(args), at);
+        RuleExpr rhs;
+        IRT_RETURN_IF_ERROR(Additive(depth, &rhs));
+        Call(op, out, &rhs, at);
+        return Status::Ok();
       }
     }
-    return lhs;
+    return Status::Ok();
   }
 
-  Result<RuleExpr> Additive(int depth) {
-    IRT_ASSIGN_OR_RETURN(RuleExpr lhs, Multiplicative(depth));
+  Status Additive(int depth, RuleExpr* out) {
+    IRT_RETURN_IF_ERROR(Multiplicative(depth, out));
     for (;;) {
       if (++depth > kMaxExprDepth) return Error("expression nested too deeply");
       SkipSpace();
       size_t at = pos_;
       if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-') && s_.substr(pos_, 2) != "+=") {
-        std::string op(1, s_[pos_++]);
-        IRT_ASSIGN_OR_RETURN(RuleExpr rhs, Multiplicative(depth));
-        std::vector<RuleExpr> args;
-        args.push_back(std::move(lhs));
-        args.push_back(std::move(rhs));
-        lhs = Call(op, std::move(args), at);
+        std::string_view op = s_.substr(pos_++, 1);
+        RuleExpr rhs;
+        IRT_RETURN_IF_ERROR(Multiplicative(depth, &rhs));
+        Call(op, out, &rhs, at);
         continue;
       }
-      return lhs;
+      return Status::Ok();
     }
   }
 
-  Result<RuleExpr> Multiplicative(int depth) {
-    IRT_ASSIGN_OR_RETURN(RuleExpr lhs, UnaryExpr(depth));
+  Status Multiplicative(int depth, RuleExpr* out) {
+    IRT_RETURN_IF_ERROR(UnaryExpr(depth, out));
     for (;;) {
       if (++depth > kMaxExprDepth) return Error("expression nested too deeply");
       SkipSpace();
       size_t at = pos_;
       if (pos_ < s_.size() && (s_[pos_] == '*' || s_[pos_] == '/')) {
-        std::string op(1, s_[pos_++]);
-        IRT_ASSIGN_OR_RETURN(RuleExpr rhs, UnaryExpr(depth));
-        std::vector<RuleExpr> args;
-        args.push_back(std::move(lhs));
-        args.push_back(std::move(rhs));
-        lhs = Call(op, std::move(args), at);
+        std::string_view op = s_.substr(pos_++, 1);
+        RuleExpr rhs;
+        IRT_RETURN_IF_ERROR(UnaryExpr(depth, &rhs));
+        Call(op, out, &rhs, at);
         continue;
       }
-      return lhs;
+      return Status::Ok();
     }
   }
 
-  Result<RuleExpr> UnaryExpr(int depth) {
+  Status UnaryExpr(int depth, RuleExpr* out) {
     if (depth > kMaxExprDepth) return Error("expression nested too deeply");
     SkipSpace();
     size_t at = pos_;
     if (Eat("-")) {
-      IRT_ASSIGN_OR_RETURN(RuleExpr x, UnaryExpr(depth + 1));
-      std::vector<RuleExpr> args;
-      args.push_back(std::move(x));
-      return Call("-", std::move(args), at);
+      IRT_RETURN_IF_ERROR(UnaryExpr(depth + 1, out));
+      Call("-", out, nullptr, at);
+      return Status::Ok();
     }
-    return Power(depth);
+    return Power(depth, out);
   }
 
-  Result<RuleExpr> Power(int depth) {
-    IRT_ASSIGN_OR_RETURN(RuleExpr base, Postfix(depth));
+  Status Power(int depth, RuleExpr* out) {
+    IRT_RETURN_IF_ERROR(Postfix(depth, out));
     SkipSpace();
     size_t at = pos_;
     if (Eat("^")) {
-      IRT_ASSIGN_OR_RETURN(RuleExpr exp, UnaryExpr(depth + 1));
-      std::vector<RuleExpr> args;
-      args.push_back(std::move(base));
-      args.push_back(std::move(exp));
-      return Call("^", std::move(args), at);
+      RuleExpr exp;
+      IRT_RETURN_IF_ERROR(UnaryExpr(depth + 1, &exp));
+      Call("^", out, &exp, at);
     }
-    return base;
+    return Status::Ok();
   }
 
-  Result<RuleExpr> Postfix(int depth) {
-    IRT_ASSIGN_OR_RETURN(RuleExpr e, Primary(depth));
+  Status Postfix(int depth, RuleExpr* out) {
+    IRT_RETURN_IF_ERROR(Primary(depth, out));
     for (;;) {
       if (++depth > kMaxExprDepth) return Error("expression nested too deeply");
       size_t at = pos_;
       if (pos_ < s_.size() && s_[pos_] == '\'') {  // no space before the quote
         ++pos_;
-        std::vector<RuleExpr> args;
-        args.push_back(std::move(e));
-        e = Call("transpose", std::move(args), at);
+        Call("transpose", out, nullptr, at);
         continue;
       }
-      return e;
+      return Status::Ok();
     }
   }
 
-  Result<RuleExpr> Primary(int depth) {
+  Status Primary(int depth, RuleExpr* out) {
     if (depth > kMaxExprDepth) return Error("expression nested too deeply");
     SkipSpace();
     size_t at = pos_;
@@ -197,9 +210,9 @@ class LineParser {
     char c = s_[pos_];
     if (c == '(') {
       ++pos_;
-      IRT_ASSIGN_OR_RETURN(RuleExpr e, Expr(depth + 1));
+      IRT_RETURN_IF_ERROR(Expr(out, depth + 1));
       if (!Eat(")")) return Error("expected ')'");
-      return e;
+      return Status::Ok();
     }
     if ((c >= '0' && c <= '9') || c == '.') {
       size_t end = pos_;
@@ -215,48 +228,48 @@ class LineParser {
         return Error("bad number '" + std::string(s_.substr(pos_, end - pos_)) + "'");
       }
       pos_ = end;
-      RuleExpr e;
-      e.kind = RuleExpr::Kind::kNumber;
-      e.number = v;
-      e.line = lineno_;
-      e.col = Column(s_, at);
-      return e;
+      out->kind = RuleExpr::Kind::kNumber;
+      out->number = v;
+      out->line = lineno_;
+      out->col = Col(at);
+      return Status::Ok();
     }
     if (!IsIdentStart(static_cast<unsigned char>(c))) {
       return Error("unexpected '" + std::string(1, c) + "'");
     }
-    IRT_ASSIGN_OR_RETURN(std::string name, Ident("a name"));
+    IRT_RETURN_IF_ERROR(IdentAt("a name"));
+    out->name = s_.substr(ident_, pos_ - ident_);
+    out->line = lineno_;
+    out->col = Col(at);
     if (pos_ < s_.size() && s_[pos_] == '(') {
       ++pos_;
-      std::vector<RuleExpr> args;
+      out->kind = RuleExpr::Kind::kCall;
       if (!Eat(")")) {
         for (;;) {
-          IRT_ASSIGN_OR_RETURN(RuleExpr a, Expr(depth + 1));
+          RuleExpr& a = out->args.emplace_back();
+          IRT_RETURN_IF_ERROR(Expr(&a, depth + 1));
           if (Eat("...")) {
             if (a.kind != RuleExpr::Kind::kVar) {
               return Error("only a rest parameter can be spliced with '...'");
             }
             a.splat = true;
           }
-          args.push_back(std::move(a));
           if (Eat(")")) break;
           if (!Eat(",")) return Error("expected ',' or ')'");
         }
       }
-      return Call(name, std::move(args), at);
+      return Status::Ok();
     }
-    RuleExpr e;
-    e.kind = RuleExpr::Kind::kVar;
-    e.name = std::move(name);
-    e.line = lineno_;
-    e.col = Column(s_, at);
-    return e;
+    out->kind = RuleExpr::Kind::kVar;
+    return Status::Ok();
   }
 
   std::string_view s_;
   const std::string& file_;
   uint32_t lineno_;
   size_t pos_ = 0;
+  size_t ident_ = 0;
+  bool ascii_ = true;
 };
 
 // What names an expression may use.
@@ -497,7 +510,8 @@ Result<RuleSet> RuleSet::Parse(std::string_view text, const std::string& file) {
       if (is_forward) return p.Error("the forward line cannot be indexed");
       if (!p.Eat("]")) {
         for (;;) {
-          IRT_ASSIGN_OR_RETURN(RuleExpr ix, p.Expr());
+          RuleExpr ix;
+          IRT_RETURN_IF_ERROR(p.Expr(&ix));
           if (p.Eat("...")) {
             if (ix.kind != RuleExpr::Kind::kVar) {
               return p.Error("only a rest parameter can be spliced with '...'");
@@ -516,7 +530,8 @@ Result<RuleSet> RuleSet::Parse(std::string_view text, const std::string& file) {
       return p.Error("expected '='");
     }
     if (p.AtEnd()) return p.Error("expected an expression");
-    IRT_ASSIGN_OR_RETURN(RuleExpr rhs, p.Expr());
+    RuleExpr rhs;
+    IRT_RETURN_IF_ERROR(p.Expr(&rhs));
     if (!p.AtEnd()) return p.Error("unexpected text after the expression");
     Direction dir = is_forward ? Direction::kForward : Direction::kReverse;
     IRT_RETURN_IF_ERROR(CheckExpr(rhs, r, dir, file, &uses_tangent));
