@@ -415,11 +415,11 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
   internal::GrowBuffer<uint8_t> packed;
   size_t n = internal::PackNodes(t, nodes, refs, &packed);
   std::vector<internal::NodeRec> back(nodes.size());
-  internal::GrowBuffer<uint32_t> back_refs;
+  std::vector<uint32_t> back_refs(internal::PackedRefRoom(n));
   uint64_t n_refs = 0;
   uint32_t failed = 0;
   Status s = internal::UnpackNodes(t, {packed.data(), n}, static_cast<uint32_t>(nodes.size()),
-                                   back.data(), &back_refs, &n_refs, &failed);
+                                   back.data(), back_refs.data(), &n_refs, &failed);
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(n_refs, refs.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -427,7 +427,7 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
     ASSERT_EQ(back[i].cls, nodes[i].cls) << i;
     ASSERT_EQ(back[i].first_ref, nodes[i].first_ref) << i;
   }
-  for (size_t i = 0; i < refs.size(); ++i) ASSERT_EQ(back_refs.data()[i], refs[i]) << i;
+  for (size_t i = 0; i < refs.size(); ++i) ASSERT_EQ(back_refs[i], refs[i]) << i;
 }
 
 }  // namespace

@@ -93,8 +93,7 @@ int Bench(const std::string& path, int runs) {
     for (Chunk& ch : chunks) {
       ChunkFacts& f = *ch.facts;
       if (prev != nullptr && f.packed) {
-        f.node_buffer = std::move(prev->node_buffer);
-        f.ref_buffer = std::move(prev->ref_buffer);
+        f.columns = std::move(prev->columns);
       }
       double t0 = Now();
       if (f.packed) {

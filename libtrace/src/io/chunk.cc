@@ -230,8 +230,8 @@ Status CheckValue(const fb::Chunk* c, const fb::Value& v, size_t tuple_limit) {
   return Status::Ok();
 }
 
-Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes,
-                   GrowBuffer<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed) {
+Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes, uint32_t* refs,
+                   uint64_t* n_refs, uint32_t* failed) {
   PackTables t;
   if (c->classes()) {
     t.classes = {reinterpret_cast<const fb::NodeClass*>(c->classes()->Data()),
@@ -247,18 +247,38 @@ Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes,
   return UnpackNodes(t, packed, c->node_count(), nodes, refs, n_refs, failed);
 }
 
+namespace {
+
+// Room for a chunk's `count` nodes and, after them, the distances its
+// packed column may decode to, in one buffer.
+struct ColumnRoom {
+  NodeRec* nodes;
+  uint32_t* refs;
+};
+ColumnRoom ColumnsIn(GrowBuffer<NodeRec>* buffer, const fb::Chunk* c) {
+  const uint32_t count = c->node_count();
+  const uint64_t refs = PackedRefRoom(c->packed() ? c->packed()->size() : 0);
+  // Both bounded (kMaxPackedNodes, kMaxPackedRefs): 128 MiB at most.
+  NodeRec* nodes =
+      buffer->Reserve(count + (refs * sizeof(uint32_t) + sizeof(NodeRec) - 1) / sizeof(NodeRec));
+  return {nodes, reinterpret_cast<uint32_t*>(nodes + count)};
+}
+
+}  // namespace
+
 Status RedecodeChunk(const fb::Chunk* c, ChunkFacts* facts) {
   uint32_t failed = ~0u;
   uint64_t n_refs = 0;
   const uint32_t count = c->node_count();
-  NodeRec* nodes = facts->node_buffer.Reserve(count);
-  Status s = UnpackChunk(c, *facts, nodes, &facts->ref_buffer, &n_refs, &failed);
+  const ColumnRoom room = ColumnsIn(&facts->columns, c);
+  NodeRec* nodes = room.nodes;
+  Status s = UnpackChunk(c, *facts, nodes, room.refs, &n_refs, &failed);
   if (s.ok() && (count != facts->decoded_count || n_refs != facts->decoded_n_refs)) {
     s = DataError("changed");
   }
   if (!s.ok()) return DataError("the chunk changed after it was checked (the file was modified)");
   facts->decoded_nodes = nodes;
-  facts->decoded_refs = facts->ref_buffer.data();
+  facts->decoded_refs = room.refs;
   return Status::Ok();
 }
 
@@ -390,24 +410,29 @@ Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts) {
                        std::to_string(kMaxPackedNodes) + " per chunk)");
     }
     NodeRec* nodes;
+    uint32_t* refs;
     if (facts->arena != nullptr) {
+      // The distances go to a scratch buffer first: the arena keeps only
+      // as many as the column holds.
+      thread_local GrowBuffer<uint32_t> scratch;
       nodes = static_cast<NodeRec*>(facts->arena->Allocate(sizeof(NodeRec) * count));
+      refs = scratch.Reserve(PackedRefRoom(packed_size));
     } else {
-      nodes = facts->node_buffer.Reserve(count);
+      const ColumnRoom room = ColumnsIn(&facts->columns, c);
+      nodes = room.nodes;
+      refs = room.refs;
     }
-    thread_local GrowBuffer<uint32_t> scratch;
-    GrowBuffer<uint32_t>& refs = facts->arena != nullptr ? scratch : facts->ref_buffer;
     uint32_t failed = ~0u;
     uint64_t n_refs = 0;
-    Status s = UnpackChunk(c, *facts, nodes, &refs, &n_refs, &failed);
+    Status s = UnpackChunk(c, *facts, nodes, refs, &n_refs, &failed);
     if (!s.ok()) {
       if (failed != ~0u) facts->failed_node = c->base() + failed;
       return s;
     }
-    const uint32_t* ref_col = refs.data();
+    const uint32_t* ref_col = refs;
     if (facts->arena != nullptr) {
       auto* kept = static_cast<uint32_t*>(facts->arena->Allocate(sizeof(uint32_t) * n_refs));
-      if (n_refs != 0) memcpy(kept, refs.data(), sizeof(uint32_t) * n_refs);
+      if (n_refs != 0) memcpy(kept, refs, sizeof(uint32_t) * n_refs);
       ref_col = kept;
     }
     facts->decoded_nodes = nodes;

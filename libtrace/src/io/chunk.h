@@ -91,17 +91,18 @@ struct ChunkFacts {
   NodeId failed_node = kNoNode;
   /// A format-2 chunk's node and reference columns, decoded from its packed
   /// column (io/packed.h), for a format-1 chunk read in place: in `arena`
-  /// when one is given (a Trace keeps every chunk it verifies), else in the
-  /// buffers below (reused from chunk to chunk by a ChunkStream).
+  /// when one is given (a Trace keeps every chunk it verifies), else in
+  /// `columns` (reused from chunk to chunk by a ChunkStream).
   bool packed = false;
   DecodeArena* arena = nullptr;
   const NodeRec* decoded_nodes = nullptr;
   uint32_t decoded_count = 0;
   const uint32_t* decoded_refs = nullptr;
   uint64_t decoded_n_refs = 0;
-  GrowBuffer<NodeRec> node_buffer;
-  GrowBuffer<uint32_t> ref_buffer;
-  /// Decoded into the buffers above (no arena) for a reader that releases
+  /// The nodes, then the room for their distances (ColumnsIn): one buffer,
+  /// so that a chunk of 2^16 nodes decodes into one huge page, not two.
+  GrowBuffer<NodeRec> columns;
+  /// Decoded into `columns` (no arena) for a reader that releases
   /// and re-decodes chunks (RedecodeChunk).
   bool transient = false;
 };
@@ -141,9 +142,10 @@ Status FrameChunk(const uint8_t* p, uint64_t avail, bool ended, uint64_t off, ui
 Status VerifyChunk(const uint8_t* prefixed, size_t total, ChunkFacts* facts);
 
 /// Decodes the packed column of a format-2 chunk whose tables VerifyChunk
-/// checked (with `facts`) into `nodes` (room for node_count) and `refs`.
-Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes,
-                   GrowBuffer<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed);
+/// checked (with `facts`) into `nodes` (room for node_count) and `refs`
+/// (room for PackedRefRoom of its packed column).
+Status UnpackChunk(const fb::Chunk* c, const ChunkFacts& facts, NodeRec* nodes, uint32_t* refs,
+                   uint64_t* n_refs, uint32_t* failed);
 
 /// Decodes again, into facts' own buffers, a transient format-2 chunk that
 /// VerifyChunk accepted and whose columns were then released (Trace's

@@ -295,8 +295,7 @@ struct DecodeClass {
 }  // namespace
 
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
-                   NodeRec* nodes, GrowBuffer<uint32_t>* refs_out, uint64_t* n_refs,
-                   uint32_t* failed) {
+                   NodeRec* nodes, uint32_t* const refs, uint64_t* n_refs, uint32_t* failed) {
   *failed = ~0u;
   *n_refs = 0;
   // Every node takes a byte at least, so the count is bounded by the column.
@@ -324,8 +323,7 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
   std::vector<uint32_t> memo_jump(nclasses, ~0u);
   std::vector<CopySource> memo(nclasses);
   // Every reference slot takes a byte at least too.
-  const uint64_t max_refs = std::min<uint64_t>(packed.size(), kMaxPackedRefs);
-  uint32_t* const refs = refs_out->Reserve(max_refs);
+  const uint64_t max_refs = PackedRefRoom(packed.size());
   uint64_t* const prev_all = prev_buf.data();
   uint64_t nr = 0;
   const uint8_t* p = packed.data();

@@ -56,15 +56,22 @@ inline uint32_t ClassSlots(const fb::NodeClass& k, const uint32_t* operands) {
 size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
                  std::span<const uint32_t> refs, GrowBuffer<uint8_t>* buffer);
 
+/// The distances a packed column of `packed_size` bytes may decode to (each
+/// takes a byte at least): the room UnpackNodes needs for them.
+inline uint64_t PackedRefRoom(size_t packed_size) {
+  return packed_size < kMaxPackedRefs ? packed_size : kMaxPackedRefs;
+}
+
 /// Decodes `count` nodes from `packed` into `nodes` (room for `count`) and
-/// their distances into `refs` (grown to fit), `*n_refs` of them. The tables must have
+/// their distances into `refs` (room for PackedRefRoom(packed.size())),
+/// `*n_refs` of them. The tables must have
 /// passed VerifyChunk's table checks. Fails on truncation, trailing bytes,
 /// an unknown class or mode, a distance out of 32 bits, a value that cannot
 /// be derived, or the bounds above; `*failed` is then the node at fault
 /// (chunk-local), or ~0u for the column as a whole. Values and distances
 /// are not otherwise checked: CheckNodes does that on the result.
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
-                   NodeRec* nodes, GrowBuffer<uint32_t>* refs, uint64_t* n_refs, uint32_t* failed);
+                   NodeRec* nodes, uint32_t* refs, uint64_t* n_refs, uint32_t* failed);
 
 }  // namespace irt::internal
 

@@ -274,9 +274,7 @@ struct Trace::Impl {
   mutable std::atomic<uint32_t> behind{0};    // 1 once DecodeBehind is asked for
   mutable std::atomic<uint32_t> lowest{~0u};  // where the reader is (DecodeBehind)
   mutable std::mutex pool_mu;
-  mutable std::vector<
-      std::pair<internal::GrowBuffer<internal::NodeRec>, internal::GrowBuffer<uint32_t>>>
-      pool;
+  mutable std::vector<internal::GrowBuffer<internal::NodeRec>> pool;
   mutable std::atomic<uint32_t> wanted{0};
 
   const fb::Chunk* Root(uint32_t i) const {
@@ -321,9 +319,8 @@ struct Trace::Impl {
 
   void TakeBuffers(ChunkFacts& f) const {
     std::lock_guard<std::mutex> lock(pool_mu);
-    if (pool.empty() || f.node_buffer.data() != nullptr) return;
-    f.node_buffer = std::move(pool.back().first);
-    f.ref_buffer = std::move(pool.back().second);
+    if (pool.empty() || f.columns.data() != nullptr) return;
+    f.columns = std::move(pool.back());
     pool.pop_back();
   }
 
@@ -527,7 +524,7 @@ uint64_t Trace::ReleaseColumns(uint32_t i) const {
   uint64_t bytes = uint64_t{f.decoded_count} * sizeof(internal::NodeRec) + f.decoded_n_refs * 4;
   {
     std::lock_guard<std::mutex> lock(m.pool_mu);
-    m.pool.emplace_back(std::move(f.node_buffer), std::move(f.ref_buffer));
+    m.pool.push_back(std::move(f.columns));
   }
   f.decoded_nodes = nullptr;
   f.decoded_refs = nullptr;
