@@ -64,12 +64,12 @@ inline uint64_t PackedRefRoom(size_t packed_size) {
 
 /// Decodes `count` nodes from `packed` into `nodes` (room for `count`) and
 /// their distances into `refs` (room for PackedRefRoom(packed.size())),
-/// `*n_refs` of them. The tables must have
-/// passed VerifyChunk's table checks. Fails on truncation, trailing bytes,
-/// an unknown class or mode, a distance out of 32 bits, a value that cannot
-/// be derived, or the bounds above; `*failed` is then the node at fault
-/// (chunk-local), or ~0u for the column as a whole. Values and distances
-/// are not otherwise checked: CheckNodes does that on the result.
+/// `*n_refs` of them. The tables must have passed VerifyChunk's table
+/// checks. Fails on truncation, trailing bytes, an unknown class or mode,
+/// a distance out of 32 bits, a value that cannot be derived, or the bounds
+/// above; `*failed` is then the node at fault (chunk-local), or ~0u for the
+/// column as a whole. Values and distances are not otherwise checked:
+/// CheckNodes does that on the result.
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
                    NodeRec* nodes, uint32_t* refs, uint64_t* n_refs, uint32_t* failed);
 
