@@ -12,8 +12,10 @@ A case runs in a process group of its own, and the whole group is killed when
 the case ends or exceeds --timeout, so no process outlives its case. A case
 whose first lines include the comment `# golden: release-only` works at a scale
 that a sanitizer build would take minutes over (10^7 nodes, 10^6-deep
-recursions); it is skipped when the runner is given --sanitized. Each case's
-time is reported, and the slowest ones are listed at the end.
+recursions), or checks what a sanitizer does not see at twice the cost there
+(the exported code's values, compiled or run); it is skipped when the runner
+is given --sanitized. Each case's time is reported, and the slowest ones are
+listed at the end.
 
 Under --sanitized the tools run without LeakSanitizer's exit check, which
 costs each of their thousands of processes 25-40 ms (a quarter of the

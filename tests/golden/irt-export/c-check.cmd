@@ -1,3 +1,7 @@
+# golden: release-only
+# (It checks the generated code's values, compiled by cc, which a sanitizer
+# does not see, over a hundred tool runs that double its time there; the
+# trace fuzzer exports every format under ASan.)
 # The generated C, compiled with cc and run at the recorded arguments,
 # reproduces every value of the trace bit for bit (tests/export/check_c.py
 # compiles it to print each value and compares them with irt-export

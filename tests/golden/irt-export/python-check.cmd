@@ -1,3 +1,7 @@
+# golden: release-only
+# (It checks the generated code's values, run by Python, which a sanitizer
+# does not see, over a hundred tool runs that double its time there; the
+# trace fuzzer exports every format under ASan.)
 # The generated code, run at the recorded arguments, reproduces every value
 # of the trace bit for bit (tests/export/check_python.py compares each
 # variable with irt-export --jsonl's values): programs, a slice, and the
