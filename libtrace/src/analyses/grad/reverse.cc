@@ -752,14 +752,13 @@ Status GradEngine::ReversePass() {
             IRT_RETURN_IF_ERROR(ApplyReverse(l, id, slot, m, Cls(Locate(m)).rule));
             break;
           }
-          IRT_RETURN_IF_ERROR(Propagate(slot, PassTarget(l, id), l));
-          break;
+          [[fallthrough]];  // a call's result, passed on to its caller
         }
         case Cat::kFuncArg:
         case Cat::kBlockArg:
           if (k.y_real) {
-            // A number passed on (a loop's variable, a call's argument):
-            // Propagate's scalar case, without its Status.
+            // A number passed on (a loop's variable, a call's argument or
+            // result): Propagate's scalar case, without its Status.
             const NodeId t = PassTarget(l, id);
             if (t != kNoNode && varied_.Get(t)) AddScalar(t, adj_.Get(slot));
             break;
