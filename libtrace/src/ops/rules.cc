@@ -66,17 +66,12 @@ class LineParser {
     }
     return false;
   }
-  bool Peek(std::string_view tok) {
-    SkipSpace();
-    return s_.substr(pos_, tok.size()) == tok;
-  }
   Result<std::string> Ident(const char* what) {
     IRT_RETURN_IF_ERROR(IdentAt(what));
     return std::string(s_.substr(ident_, pos_ - ident_));
   }
   size_t pos() const { return pos_; }
   void set_pos(size_t p) { pos_ = p; }
-  std::string_view text() const { return s_; }
 
   /// Parses an expression into *out. Each level of the grammar parses
   /// into the caller's node and builds a call node only when it meets an
