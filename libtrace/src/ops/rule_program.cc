@@ -281,35 +281,7 @@ Result<Program> CompileReverse(const Rule& rule, size_t arity, size_t i) {
 
 void RunScalar(const Program& p, double* regs) {
   for (const auto& [reg, v] : p.consts) regs[reg] = v;
-  for (const ScalarInstr& in : p.scode) {
-    switch (in.n) {
-      case 1:
-        regs[in.dst] = Apply1(in.op, regs[in.a]);
-        break;
-      case 2:
-        switch (in.op) {  // the common cases inline
-          case SOp::kAdd:
-            regs[in.dst] = regs[in.a] + regs[in.b];
-            break;
-          case SOp::kSub:
-            regs[in.dst] = regs[in.a] - regs[in.b];
-            break;
-          case SOp::kMul:
-            regs[in.dst] = regs[in.a] * regs[in.b];
-            break;
-          case SOp::kDiv:
-            regs[in.dst] = regs[in.a] / regs[in.b];
-            break;
-          default:
-            regs[in.dst] = Apply2(in.op, regs[in.a], regs[in.b]);
-            break;
-        }
-        break;
-      default:
-        regs[in.dst] = regs[in.a] != 0 ? regs[in.b] : regs[in.c];
-        break;
-    }
-  }
+  for (const ScalarInstr& in : p.scode) RunScalarInstr(in, regs);
 }
 
 Status RunValues(const Program& p, std::vector<Value>& regs, bool f32, ProgramObserver* observer) {

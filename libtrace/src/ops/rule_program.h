@@ -84,6 +84,37 @@ Result<Program> CompileForward(const Rule& rule, size_t arity,
 /// The reverse line for argument `i` (0-based in the call).
 Result<Program> CompileReverse(const Rule& rule, size_t arity, size_t i);
 
+/// Executes one instruction of the binary64 form on `regs`.
+[[gnu::always_inline]] inline void RunScalarInstr(const ScalarInstr& in, double* regs) {
+  switch (in.n) {
+    case 1:
+      regs[in.dst] = Apply1(in.op, regs[in.a]);
+      break;
+    case 2:
+      switch (in.op) {  // the common cases inline
+        case SOp::kAdd:
+          regs[in.dst] = regs[in.a] + regs[in.b];
+          break;
+        case SOp::kSub:
+          regs[in.dst] = regs[in.a] - regs[in.b];
+          break;
+        case SOp::kMul:
+          regs[in.dst] = regs[in.a] * regs[in.b];
+          break;
+        case SOp::kDiv:
+          regs[in.dst] = regs[in.a] / regs[in.b];
+          break;
+        default:
+          regs[in.dst] = Apply2(in.op, regs[in.a], regs[in.b]);
+          break;
+      }
+      break;
+    default:
+      regs[in.dst] = regs[in.a] != 0 ? regs[in.b] : regs[in.c];
+      break;
+  }
+}
+
 /// Runs on binary64 registers; `regs` holds num_regs entries with the inputs set.
 void RunScalar(const Program& p, double* regs);
 

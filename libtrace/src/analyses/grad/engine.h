@@ -169,6 +169,22 @@ struct RevCache {
   std::vector<std::optional<Program>> progs;  // per argument
   std::vector<uint64_t> reads;                // per argument: operands read (bit j), bit 63: result
   size_t max_regs = 0;
+  // FastReverse's compact view of progs, per argument: how the program
+  // runs on binary64 registers and where its contribution lands.
+  struct Step {
+    enum Mode : uint8_t {
+      kNone,    // no derivative for this argument
+      kCopy,    // no instruction: the contribution is a register already set
+      kOne,     // one instruction, no constants: `one`, run inline
+      kRun,     // RunScalar
+      kSparse,  // contribution and indices (AccumulateSparse); RunScalar first
+    };
+    Mode mode = kNone;
+    int16_t out = 0;  // the contribution's register (souts[0])
+    ScalarInstr one{};
+    const Program* prog = nullptr;
+  };
+  std::vector<Step> steps;
 };
 
 struct FwdEntry {
@@ -480,6 +496,11 @@ class GradEngine {
   void SetTangent(uint64_t slot, const Value& v);
   Status ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker, const Rule* rule);
   bool FastReverse(const Loc& l, NodeId id, uint64_t slot, ClassInfo& k);
+  // FastReverse's body, for kN operands (0: any number up to kFastMaxArity).
+  template <size_t kN>
+  bool FastReverseN(const Loc& l, NodeId id, uint64_t slot, const ClassInfo& k, const RevCache* rc);
+  static constexpr size_t kFastMaxArity = 8;
+  static constexpr int32_t kFastMaxRegs = 48;
   // Adds g into the scalar adjoint of the active node `target`.
   void AddScalar(NodeId target, double g) {
     const uint64_t s = varied_.Rank(target);

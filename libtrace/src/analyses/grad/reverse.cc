@@ -36,6 +36,25 @@ Result<RevCache*> GradEngine::Reverse(ClassInfo& k, const Rule* rule, size_t ari
       c->max_regs = std::max(c->max_regs, static_cast<size_t>(p.num_regs));
       c->progs[j] = std::move(p);
     }
+    c->steps.resize(arity);
+    for (size_t j = 0; j < arity; ++j) {
+      if (!c->progs[j]) continue;
+      const Program& p = *c->progs[j];
+      RevCache::Step& st = c->steps[j];
+      st.prog = &p;
+      if (p.souts.empty()) continue;  // kNone: ApplyReverse reports it
+      st.out = static_cast<int16_t>(p.souts[0]);
+      if (p.souts.size() > 1) {
+        st.mode = RevCache::Step::kSparse;
+      } else if (p.scode.empty() && p.consts.empty()) {
+        st.mode = RevCache::Step::kCopy;
+      } else if (p.scode.size() == 1 && p.consts.empty()) {
+        st.mode = RevCache::Step::kOne;
+        st.one = p.scode[0];
+      } else {
+        st.mode = RevCache::Step::kRun;
+      }
+    }
     it = rev_cache_.emplace(key, std::move(c)).first;
   }
   k.rev = it->second.get();
@@ -511,22 +530,15 @@ void GradEngine::ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator
 // sparsely into tensors). Returns false to leave the node to ApplyReverse,
 // which handles (and reports) everything else. Always inlined into the
 // sweep, its only caller: it runs once per active node, where a call costs
-// about 1% of the whole run (callgrind, testdata/ir/h.ir).
-[[gnu::always_inline]] inline bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot,
-                                                           ClassInfo& k) {
-  constexpr size_t kMaxArity = 8;
-  constexpr int32_t kMaxRegs = 48;
-  RevCache* rc = k.rev;
-  if (rc == nullptr) {
-    auto r = Reverse(k, k.rule, k.f->n_operands);
-    if (!r) return false;
-    rc = *r;
-  }
-  size_t arity = k.f->n_operands;
-  if (arity > kMaxArity || rc->max_regs > static_cast<size_t>(kMaxRegs)) {
-    k.fast = false;
-    return false;
-  }
+// about 1% of the whole run (callgrind, testdata/ir/h.ir). FastReverse
+// checks the class once and picks FastReverseN for its arity.
+template <size_t kN>
+[[gnu::always_inline]] inline bool GradEngine::FastReverseN(const Loc& l, NodeId id, uint64_t slot,
+                                                            const ClassInfo& k,
+                                                            const RevCache* rc) {
+  constexpr size_t kMaxArity = kFastMaxArity;
+  constexpr int32_t kMaxRegs = kFastMaxRegs;
+  const size_t arity = kN != 0 ? kN : k.f->n_operands;
   double regs[kMaxRegs];
   NodeId targets[kMaxArity];
   bool var[kMaxArity];
@@ -547,20 +559,32 @@ void GradEngine::ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator
     if (ScalarDouble(tl.cv->facts[tn.cls].vkind, tn.value, &regs[j])) real |= uint64_t{1} << j;
     var[j] = varied_.Get(t);
   }
+  const RevCache::Step* steps = rc->steps.data();
   for (size_t j = 0; j < arity; ++j) {
-    if (var[j] && rc->progs[j] && (rc->reads[j] & ~real) != 0) return false;
+    if (!var[j] || steps[j].prog == nullptr) continue;
+    if (steps[j].mode == RevCache::Step::kNone || (rc->reads[j] & ~real) != 0) return false;
   }
   ScalarDouble(k.f->vkind, nd.value, &regs[arity]);
   regs[arity + 1] = adj_.Get(slot);
   ++stats_.rule_applications;
   for (size_t j = 0; j < arity; ++j) {
-    if (!var[j] || !rc->progs[j]) continue;
-    const Program& p = *rc->progs[j];
-    // sum_to(dy, a) on scalars is no instruction at all: dy itself.
-    if (!p.scode.empty() || !p.consts.empty()) internal::RunScalar(p, regs);
-    double g = regs[p.souts[0]];
-    NodeId t = targets[j];
-    if (p.souts.size() > 1) {
+    const RevCache::Step& st = steps[j];
+    if (!var[j] || st.mode == RevCache::Step::kNone) continue;
+    switch (st.mode) {
+      case RevCache::Step::kOne:
+        internal::RunScalarInstr(st.one, regs);
+        break;
+      case RevCache::Step::kRun:
+      case RevCache::Step::kSparse:
+        internal::RunScalar(*st.prog, regs);
+        break;
+      default:  // kCopy: sum_to(dy, a) on scalars is no instruction at all
+        break;
+    }
+    const double g = regs[st.out];
+    const NodeId t = targets[j];
+    if (st.mode == RevCache::Step::kSparse) [[unlikely]] {
+      const Program& p = *st.prog;
       double idx[kMaxArity];
       size_t ni = p.souts.size() - 1;
       if (ni > kMaxArity) return false;
@@ -572,6 +596,31 @@ void GradEngine::ForgetAdjoint(std::unordered_map<uint64_t, TensorAdj>::iterator
     AddScalar(t, g);
   }
   return true;
+}
+
+[[gnu::always_inline]] inline bool GradEngine::FastReverse(const Loc& l, NodeId id, uint64_t slot,
+                                                           ClassInfo& k) {
+  RevCache* rc = k.rev;
+  if (rc == nullptr) {
+    auto r = Reverse(k, k.rule, k.f->n_operands);
+    if (!r) return false;
+    rc = *r;
+  }
+  const size_t arity = k.f->n_operands;
+  if (arity > kFastMaxArity || rc->max_regs > static_cast<size_t>(kFastMaxRegs)) {
+    k.fast = false;
+    return false;
+  }
+  // The arity known at compile time for the common operations, so that
+  // the loops over the operands unroll and their arrays stay in registers.
+  switch (arity) {
+    case 1:
+      return FastReverseN<1>(l, id, slot, k, rc);
+    case 2:
+      return FastReverseN<2>(l, id, slot, k, rc);
+    default:
+      return FastReverseN<0>(l, id, slot, k, rc);
+  }
 }
 
 Status GradEngine::ApplyReverse(const Loc& l, NodeId id, uint64_t slot, NodeId marker,
