@@ -349,6 +349,22 @@ Status GradEngine::AccumulateSparse(NodeId target, double g, const double* idx, 
   if (Cls(tl).f->vkind != VKind::kTensor) {
     return InvalidArgument("a sparse rule adds into the scalar " + NodeName(target));
   }
+  // The common case first, as the general path below computes it: one
+  // index into the dense binary64 adjoint added into last (a loop reading
+  // a vector element by element).
+  if (nidx == 1 && vidx == nullptr && s == cached_slot_ && !cached_adj_->sparse &&
+      cached_adj_->t.dtype == DType::kF64) {
+    const double x = idx[0];
+    if (x == std::trunc(x) && std::fabs(x) < 0x1p62) {
+      const int64_t i = static_cast<int64_t>(x);
+      Tensor& t = cached_adj_->t;
+      if (i >= 1 && i <= t.numel()) {
+        t.f64()[i - 1] += g;
+        touched_.Set(s);
+        return Status::Ok();
+      }
+    }
+  }
   IRT_ASSIGN_OR_RETURN(TensorAdj * a, TensorAdjOf(target, s, /*sparse_ok=*/true));
   const std::vector<int64_t>& shape = a->t.shape;
   if (nidx != 1 && nidx != shape.size()) {
