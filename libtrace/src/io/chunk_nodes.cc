@@ -162,6 +162,8 @@ enum class Why {
 // A check of reference `from - 1` of node `id` failed with `why`: a bad
 // distance of a later reference (`from` to `nrefs`) is reported instead, as
 // CheckNode reports it, since distances come before targets.
+[[gnu::cold, gnu::noinline]] Status QuickFailure() { return DataError("a node fails"); }
+
 [[gnu::cold, gnu::noinline]] Status RefError(const fb::Chunk* c, ChunkFacts* facts, uint32_t local,
                                              NodeId id, const uint32_t* node_refs, uint32_t from,
                                              uint32_t nrefs, Why why, uint64_t a = 0,
@@ -262,7 +264,21 @@ NodeColumn NodesOf(const fb::Chunk* c, const ChunkFacts& facts) {
   return col;
 }
 
-Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
+// In the quick pass (kExplain false) a node that fails only fails the
+// chunk: nothing a message needs is kept alive through the loop, which
+// leaves the compiler its registers. CheckNodes then checks the chunk again
+// with kExplain, the same code, which words the first failure.
+#define IRT_NODE_FAIL(...)    \
+  do {                        \
+    if constexpr (kExplain) { \
+      return __VA_ARGS__;     \
+    } else {                  \
+      return QuickFailure();  \
+    }                         \
+  } while (0)
+
+template <bool kExplain>
+Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
   const NodeColumn col = NodesOf(c, *facts);
   const uint32_t n = col.count;
   const NodeId base = c->base();
@@ -361,7 +377,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     // Reference distances 1 <= d <= id are checked below, with each use.
     if (!fast_ok) [[unlikely]] {
       Status s = CheckNode(c, *facts, local, id);
-      if (!s.ok()) return NodeCheckError(c, facts, local, id);
+      if (!s.ok()) IRT_NODE_FAIL(NodeCheckError(c, facts, local, id));
     }
     const ClassCheck k = cls_of[cls];
     const fb::Kind kind = k.kind;
@@ -369,9 +385,9 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     if ((n_open | pre_open) == 0) [[unlikely]] {
       // No call is open: the root's marker (node 0; a chunk at base 0
       // starts at depth 0), or a node after the root has closed.
-      if (id != 0) return NodeError(facts, id, Why::kAfterRoot);
+      if (id != 0) IRT_NODE_FAIL(NodeError(facts, id, Why::kAfterRoot));
       if (kind != fb::Kind::Call) {
-        return NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind));
+        IRT_NODE_FAIL(NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind)));
       }
     }
     container[local] = current;
@@ -383,12 +399,12 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
     // if every distance were checked before any target.
     for (uint32_t j = 0; j < nvalue_refs; ++j) {
       const uint32_t d = flatbuffers::EndianScalar(node_refs[j]);
-      if (uint64_t{d} - 1 >= id) return NodeCheckError(c, facts, local, id);  // d == 0 too
+      if (uint64_t{d} - 1 >= id) IRT_NODE_FAIL(NodeCheckError(c, facts, local, id));  // d == 0 too
       if (d > local) {
         // A block argument's jump lies in an earlier chunk only when its call
         // began there and has made no jump in this chunk yet.
         if (k.block_arg && (n_open != 0 || last_jump != 0)) {
-          return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgJump);
+          IRT_NODE_FAIL(RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgJump));
         }
         continue;  // in an earlier chunk: the streaming checker looks further
       }
@@ -396,33 +412,36 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
       const NodeId t = base + tl;  // for the messages
       const fb::Kind tkind = kind_at[tl];
       if (tkind == fb::Kind::Call) {
-        return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefMarker, j + 1, t);
+        IRT_NODE_FAIL(
+            RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefMarker, j + 1, t));
       }
       if (k.block_arg) {
         if (tkind != fb::Kind::Jump || last_jump != tl + 1) {
-          return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgJump);
+          IRT_NODE_FAIL(RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgJump));
         }
         const fb::NodeClass* tk = &classes[nodes[tl].cls];
         uint32_t passed = tk->n_operands() - ((tk->flags() & 1) ? 1u : 0u);
         if (k.aux > passed) {
-          return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgK, k.aux,
-                          passed);
+          IRT_NODE_FAIL(RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kBlockArgK,
+                                 k.aux, passed));
         }
         continue;
       }
       if (tkind == fb::Kind::Jump) {
-        return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefJump, j + 1, t);
+        IRT_NODE_FAIL(
+            RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefJump, j + 1, t));
       }
       // A node of the current call's body is visible: that call is open.
       const int64_t ct = container[tl];
       if (ct != current && !(ct >= 0 ? closed[ct] == 0 : static_cast<uint64_t>(-ct) <= pre_open)) {
-        return RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefClosed, j + 1, t);
+        IRT_NODE_FAIL(
+            RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefClosed, j + 1, t));
       }
     }
     // A closer's link to its marker.
     if (nvalue_refs < nrefs &&
         uint64_t{flatbuffers::EndianScalar(node_refs[nvalue_refs])} - 1 >= id) {
-      return NodeCheckError(c, facts, local, id);
+      IRT_NODE_FAIL(NodeCheckError(c, facts, local, id));
     }
     switch (kind) {
       case fb::Kind::Call:
@@ -440,7 +459,7 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
         if (n_open != 0) {
           const Opened top = opened.back();
           if (marker != base + top.marker) {
-            return NodeError(facts, id, Why::kClosesWrong, marker, base + top.marker);
+            IRT_NODE_FAIL(NodeError(facts, id, Why::kClosesWrong, marker, base + top.marker));
           }
           closed[top.marker] = 1;
           last_jump = top.caller_last_jump;
@@ -448,10 +467,10 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
           --n_open;
         } else {
           if (pre_open == 0) {
-            return NodeError(facts, id, Why::kClosesNone, marker);
+            IRT_NODE_FAIL(NodeError(facts, id, Why::kClosesNone, marker));
           }
           if (marker >= last_pre_marker) {
-            return NodeError(facts, id, Why::kClosesNotInner, marker);
+            IRT_NODE_FAIL(NodeError(facts, id, Why::kClosesNotInner, marker));
           }
           last_pre_marker = marker;
           --pre_open;
@@ -468,6 +487,17 @@ Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
   }
   facts->end_depth = pre_open + n_open;
   return Status::Ok();
+}
+
+#undef IRT_NODE_FAIL
+
+Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
+  Status s = CheckNodesPass<false>(c, facts);
+  if (s.ok()) [[likely]]
+    return s;
+  s = CheckNodesPass<true>(c, facts);
+  if (s.ok()) return DataError("a node fails the check without a reason (internal error)");
+  return s;
 }
 
 Status CheckNode(const fb::Chunk* c, const ChunkFacts& facts, uint32_t local, NodeId id) {
