@@ -5,9 +5,10 @@
 // marks the active nodes (floating-point values that depend on a chosen
 // argument) in a bit set with rank, and in forward mode computes tangents
 // (forward.cc). The reverse sweep then visits the global node order
-// backward (reverse.cc). Nodes are read through the column reader
-// (column_reader.h): a node class's facts are the reader's ClassFacts, and
-// ClassInfo holds only what the passes add per class.
+// backward (reverse.cc; tuples: reverse_tuples.cc). Nodes are read
+// through the column reader (column_reader.h): a node class's facts are
+// the reader's ClassFacts, and ClassInfo holds only what the passes add
+// per class.
 // The writers (annotate.cc, emit.cc) read the engine's activity and
 // adjoints through the accessors marked below.
 #ifndef IRT_SRC_ANALYSES_GRAD_ENGINE_H_
