@@ -159,11 +159,13 @@ enum class Why {
   return s.ok() ? DataError("invalid node") : s;
 }
 
+// CheckNodesPass's failure in its quick pass, which the worded pass then
+// replaces: never shown.
+[[gnu::cold, gnu::noinline]] Status QuickFailure() { return DataError("a node fails"); }
+
 // A check of reference `from - 1` of node `id` failed with `why`: a bad
 // distance of a later reference (`from` to `nrefs`) is reported instead, as
 // CheckNode reports it, since distances come before targets.
-[[gnu::cold, gnu::noinline]] Status QuickFailure() { return DataError("a node fails"); }
-
 [[gnu::cold, gnu::noinline]] Status RefError(const fb::Chunk* c, ChunkFacts* facts, uint32_t local,
                                              NodeId id, const uint32_t* node_refs, uint32_t from,
                                              uint32_t nrefs, Why why, uint64_t a = 0,
