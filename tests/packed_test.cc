@@ -378,8 +378,10 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
       fb::NodeClass(~0u, 1, 2, 0, 0, 0, 0, 2, fb::Kind::Primitive, fb::VKind::F64, 0),
       fb::NodeClass(~0u, 1, 3, 0, 0, 0, 0, 1, fb::Kind::Primitive, fb::VKind::Bool, 0),
       fb::NodeClass(~0u, 1, 4, 0, 0, 0, 0, 0, fb::Kind::Constant, fb::VKind::F32, 0),
-      fb::NodeClass(~0u, 1, 5, 0, 0, 0, 0, 0, fb::Kind::Constant, fb::VKind::String, 0)};
-  std::vector<uint16_t> slots = {0, 2, 1, 0, 0};
+      fb::NodeClass(~0u, 1, 5, 0, 0, 0, 0, 0, fb::Kind::Constant, fb::VKind::String, 0),
+      // More reference slots than the decoder reads without bounds checks.
+      fb::NodeClass(~0u, 1, 6, 0, 0, 0, 0, 2, fb::Kind::Primitive, fb::VKind::F64, 0)};
+  std::vector<uint16_t> slots = {0, 2, 1, 0, 0, 12};
   std::vector<uint32_t> operands = {0, 0};
   internal::PackTables t{classes, slots, operands, {}};
   std::vector<internal::NodeRec> nodes;
@@ -390,13 +392,14 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
     return seed >> 33;
   };
   for (uint32_t i = 0; i < 5000; ++i) {
-    uint32_t cls = i < 3 ? 0 : static_cast<uint32_t>(next() % 5);
+    uint32_t cls = i < 3 ? 0 : static_cast<uint32_t>(next() % 6);
     uint64_t value = 0;
     switch (cls) {
       case 0:
         value = next() % 3 == 0 ? static_cast<uint64_t>(-static_cast<int64_t>(next())) : i;
         break;
       case 1:
+      case 5:
         value = next() % 2 ? 0x400921FB54442D18ull : next() << 20;
         break;
       case 2:
@@ -428,6 +431,15 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
     ASSERT_EQ(back[i].first_ref, nodes[i].first_ref) << i;
   }
   for (size_t i = 0; i < refs.size(); ++i) ASSERT_EQ(back_refs[i], refs[i]) << i;
+  // Cut short anywhere near its end (where the decoder checks every byte),
+  // the column is refused without a read past it: each prefix is copied to
+  // a buffer of exactly its size, which the sanitizers watch.
+  for (size_t cut = n > 300 ? n - 300 : 0; cut < n; ++cut) {
+    std::vector<uint8_t> prefix(packed.data(), packed.data() + cut);
+    s = internal::UnpackNodes(t, prefix, static_cast<uint32_t>(nodes.size()), back.data(),
+                              back_refs.data(), &n_refs, &failed);
+    ASSERT_FALSE(s.ok()) << cut;
+  }
 }
 
 }  // namespace

@@ -223,6 +223,7 @@ namespace {
 
 // Why UnpackNodes refused a node; UnpackError words it, out of the loop.
 enum class Bad : uint8_t {
+  kNone,
   kHeader,
   kClass,
   kRefs,
@@ -240,6 +241,8 @@ enum class Bad : uint8_t {
   *failed = local;
   std::string what;
   switch (why) {
+    case Bad::kNone:
+      break;
     case Bad::kHeader:
       what = "truncated or overlong node header";
       break;
@@ -247,8 +250,7 @@ enum class Bad : uint8_t {
       what = "class " + std::to_string(a) + " out of range (chunk has " + std::to_string(b) + ")";
       break;
     case Bad::kRefs:
-      what = a > kMaxPackedRefs ? "more than " + std::to_string(kMaxPackedRefs) + " references"
-                                : std::string("truncated references");
+      what = "more than " + std::to_string(kMaxPackedRefs) + " references";
       break;
     case Bad::kRef:
       what = "truncated or overlong reference";
@@ -275,21 +277,33 @@ enum class Bad : uint8_t {
   return DataError("packed column: " + what);
 }
 
-// What the decoder needs of a class, in one load.
+// What the decoder keeps of a class: what its encoding depends on and its
+// previous value, in one 16-byte entry.
 struct DecodeClass {
-  uint32_t slot_base;  // first entry of the class in the previous distances
+  uint64_t last;       // its previous value in the chunk (when kSeen)
+  uint32_t slot_base;  // its first entry in the previous distances
   uint16_t slots;
-  uint8_t payload;    // Payload() of its value kind
-  uint8_t block_arg;  // may copy its value (mode 2)
+  uint8_t payload;  // Payload() of its value kind
+  uint8_t flags;    // kBlockArg, kSeen
 };
+constexpr uint8_t kBlockArg = 1;  // may copy its value (mode 2)
+constexpr uint8_t kSeen = 2;      // has had a value in this chunk
 
-// A varint, the one-byte case inline.
+// A node of at most kFastSlots reference slots takes at most kSafeBytes:
+// a header, its distances and its value, 10 bytes each at most. While that
+// many bytes remain, the decoder reads them without checking for the end.
+constexpr uint32_t kFastSlots = 8;
+constexpr size_t kSafeBytes = 10 * (kFastSlots + 2);
+
+// A varint, the one-byte case inline. Unchecked (kChecked false), 10 bytes
+// must remain: GetVarint reads no more than that.
+template <bool kChecked>
 [[gnu::always_inline]] inline bool Varint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
-  if (p < end && *p < 0x80) {
+  if ((!kChecked || p < end) && *p < 0x80) {
     *v = *p++;
     return true;
   }
-  return GetVarint(p, end, v);
+  return GetVarint(p, kChecked ? end : p + 10, v);
 }
 
 }  // namespace
@@ -312,36 +326,34 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
   uint64_t total_slots = 0;
   for (uint32_t i = 0; i < nclasses; ++i) {
     const fb::NodeClass& k = t.classes[i];
-    classes[i] = {
-        static_cast<uint32_t>(total_slots), t.slots[i], static_cast<uint8_t>(Payload(k.vkind())),
-        static_cast<uint8_t>(k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1)};
+    const bool block_arg = k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1;
+    classes[i] = {0, static_cast<uint32_t>(total_slots), t.slots[i],
+                  static_cast<uint8_t>(Payload(k.vkind())), block_arg ? kBlockArg : uint8_t{0}};
     total_slots += t.slots[i];
   }
   std::vector<uint64_t> prev_buf(total_slots, 0);  // previous distance per class and slot
-  std::vector<uint64_t> last(nclasses, 0);         // previous value per class
-  std::vector<uint8_t> seen(nclasses, 0);
   std::vector<uint32_t> memo_jump(nclasses, ~0u);
   std::vector<CopySource> memo(nclasses);
-  // Every reference slot takes a byte at least too.
+  // Every reference slot takes a byte at least too, so the distances fit
+  // the room unless the column is longer than kMaxPackedRefs.
   const uint64_t max_refs = PackedRefRoom(packed.size());
+  const bool bound_refs = packed.size() > kMaxPackedRefs;
+  DecodeClass* const cls_of = classes.data();
   uint64_t* const prev_all = prev_buf.data();
   uint64_t nr = 0;
   const uint8_t* p = packed.data();
   const uint8_t* const end = p + packed.size();
-  for (uint32_t local = 0; local < count; ++local) {
-    uint64_t head;
-    if (!Varint(p, end, &head)) return UnpackError(Bad::kHeader, local, 0, 0, failed);
-    const uint64_t cls = head >> 2;
-    if (cls >= nclasses) return UnpackError(Bad::kClass, local, cls, nclasses, failed);
-    const uint32_t c = static_cast<uint32_t>(cls);
-    const DecodeClass k = classes[c];
-    if (nr + k.slots > max_refs) {
-      return UnpackError(Bad::kRefs, local, nr + k.slots, 0, failed);
-    }
+  const uint8_t* const safe_end = packed.size() > kSafeBytes ? end - kSafeBytes : p;
+  // A node's distances and value once its header is read: Bad::kNone, or
+  // why they do not decode. Unchecked when kSafeBytes remained at the
+  // header and the class has at most kFastSlots slots.
+  uint64_t head = 0;
+  uint32_t local = 0;
+  auto body = [&]<bool kChecked>(DecodeClass & k, uint32_t c) __attribute__((always_inline))->Bad {
     const uint32_t first = static_cast<uint32_t>(nr);
     uint64_t* prev = prev_all + k.slot_base;
     for (uint32_t j = 0; j < k.slots; ++j) {
-      if (p < end && *p == 0) {
+      if ((!kChecked || p < end) && *p == 0) {
         // The distance of the slot's previous node again (a loop's common
         // case): already bounded when it was stored.
         ++p;
@@ -349,9 +361,9 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
         continue;
       }
       uint64_t z;
-      if (!Varint(p, end, &z)) return UnpackError(Bad::kRef, local, 0, 0, failed);
+      if (!Varint<kChecked>(p, end, &z)) return Bad::kRef;
       const uint64_t d = prev[j] + UnZigZag(z);
-      if (d > 0xFFFFFFFFull) return UnpackError(Bad::kDistance, local, 0, 0, failed);
+      if (d > 0xFFFFFFFFull) return Bad::kDistance;
       prev[j] = d;
       refs[nr++] = static_cast<uint32_t>(d);
     }
@@ -360,26 +372,26 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
       case kWritten:
         switch (k.payload) {
           case 1:
-            if (p == end) return UnpackError(Bad::kValue, local, 0, 0, failed);
+            if (kChecked && p == end) return Bad::kValue;
             v = *p++;
             break;
           case 4:
-            if (end - p < 4) return UnpackError(Bad::kValue, local, 0, 0, failed);
+            if (kChecked && end - p < 4) return Bad::kValue;
             memcpy(&v, p, 4);
             p += 4;
             break;
           case 8:
-            if (end - p < 8) return UnpackError(Bad::kValue, local, 0, 0, failed);
+            if (kChecked && end - p < 8) return Bad::kValue;
             memcpy(&v, p, 8);
             p += 8;
             break;
           case 9:
-            if (!Varint(p, end, &v)) return UnpackError(Bad::kValueVarint, local, 0, 0, failed);
+            if (!Varint<kChecked>(p, end, &v)) return Bad::kValueVarint;
             break;
           case 10: {
             uint64_t z;
-            if (!Varint(p, end, &z)) return UnpackError(Bad::kValueVarint, local, 0, 0, failed);
-            v = last[c] + UnZigZag(z);
+            if (!Varint<kChecked>(p, end, &z)) return Bad::kValueVarint;
+            v = k.last + UnZigZag(z);
             break;
           }
           default:
@@ -387,15 +399,16 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
         }
         break;
       case kRepeat:
-        if (k.payload == 0 || !seen[c]) return UnpackError(Bad::kRepeat, local, 0, 0, failed);
-        v = last[c];
+        if (k.payload == 0 || !(k.flags & kSeen)) return Bad::kRepeat;
+        v = k.last;
         break;
       case kCopied: {
         // The node is stored below only after its value is known, so the
         // jump and its operand are earlier nodes, already decoded.
-        const uint64_t jd = k.block_arg ? refs[first] : 0;
+        const bool block_arg = k.flags & kBlockArg;
+        const uint64_t jd = block_arg ? refs[first] : 0;
         uint32_t jl;
-        bool ok = k.block_arg && JumpInChunk(local, jd, &jl);
+        bool ok = block_arg && JumpInChunk(local, jd, &jl);
         if (ok) {
           // Resolved once per pair of argument and jump class.
           const uint32_t jc = nodes[jl].cls;
@@ -405,15 +418,34 @@ Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_
           }
           ok = CopiedBits(t, nodes, refs, local, jd, t.classes[c], memo[c], &v);
         }
-        if (!ok) return UnpackError(Bad::kCopy, local, 0, 0, failed);
+        if (!ok) return Bad::kCopy;
         break;
       }
       default:
-        return UnpackError(Bad::kMode, local, 0, 0, failed);
+        return Bad::kMode;
     }
     nodes[local] = NodeRec{v, c, first};
-    last[c] = v;
-    seen[c] = 1;
+    k.last = v;
+    k.flags |= kSeen;
+    return Bad::kNone;
+  };
+  for (; local < count; ++local) {
+    const bool safe = p < safe_end;
+    if (!(safe ? Varint<false>(p, end, &head) : Varint<true>(p, end, &head))) {
+      return UnpackError(Bad::kHeader, local, 0, 0, failed);
+    }
+    const uint64_t cls = head >> 2;
+    if (cls >= nclasses) return UnpackError(Bad::kClass, local, cls, nclasses, failed);
+    const uint32_t c = static_cast<uint32_t>(cls);
+    DecodeClass& k = cls_of[c];
+    if (bound_refs && nr + k.slots > max_refs) {
+      return UnpackError(Bad::kRefs, local, nr + k.slots, 0, failed);
+    }
+    // The header took 10 bytes at most, so kSafeBytes - 10 remain.
+    const Bad why = safe && k.slots <= kFastSlots ? body.template operator()<false>(k, c)
+                                                  : body.template operator()<true>(k, c);
+    if (why != Bad::kNone) [[unlikely]]
+      return UnpackError(why, local, 0, 0, failed);
   }
   *n_refs = nr;
   if (p != end) {
