@@ -24,8 +24,10 @@ inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
 }
 
 // Reads a varint of at most 10 bytes whose value fits 64 bits; false when
-// the column ends first or the encoding is too long.
-inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+// the column ends first or the encoding is too long. Always inline: a call
+// would take the address of the decoder's position, which then lives in
+// memory, not in a register, through the whole loop.
+[[gnu::always_inline]] inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   if (p < end && *p < 0x80) {
     *v = *p++;
     return true;
@@ -101,10 +103,11 @@ CopySource ResolveCopy(const PackTables& t, const fb::NodeClass& k, const fb::No
 // `jump_distance` before node `local`, given where the jump's class keeps
 // it: false unless the jump, and the node its operand references, lie in
 // the chunk and the value is of the argument's kind. The one derivation
-// encoder and decoder share.
-bool CopiedBits(const PackTables& t, const NodeRec* nodes, const uint32_t* refs, uint32_t local,
-                uint64_t jump_distance, const fb::NodeClass& k, const CopySource& src,
-                uint64_t* bits) {
+// encoder and decoder share; always inline, as GetVarint is.
+[[gnu::always_inline]] inline bool CopiedBits(const PackTables& t, const NodeRec* nodes,
+                                              const uint32_t* refs, uint32_t local,
+                                              uint64_t jump_distance, const fb::NodeClass& k,
+                                              const CopySource& src, uint64_t* bits) {
   if (src.kind == CopySource::kLiteral) {
     *bits = src.bits;
     return true;
