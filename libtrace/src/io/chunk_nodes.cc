@@ -270,6 +270,13 @@ NodeColumn NodesOf(const fb::Chunk* c, const ChunkFacts& facts) {
 // chunk: nothing a message needs is kept alive through the loop, which
 // leaves the compiler its registers. CheckNodes then checks the chunk again
 // with kExplain, the same code, which words the first failure.
+//
+// kCallFree: the chunk has no class of kind Call, Return or Error (most
+// chunks of a long loop), so no call opens or closes in it and every node
+// belongs to the body of the call open when it starts. The nesting state
+// is then constant, and the loop skips what only calls change: the body
+// each node belongs to, the closed markers and the visibility of a
+// reference's target, which is always the current body's.
 #define IRT_NODE_FAIL(...)    \
   do {                        \
     if constexpr (kExplain) { \
@@ -279,7 +286,7 @@ NodeColumn NodesOf(const fb::Chunk* c, const ChunkFacts& facts) {
     }                         \
   } while (0)
 
-template <bool kExplain>
+template <bool kExplain, bool kCallFree>
 Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
   const NodeColumn col = NodesOf(c, *facts);
   const uint32_t n = col.count;
@@ -312,7 +319,7 @@ Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
       scratch_buf.Reserve(words <= kSmallScratchWords ? std::max<size_t>(words, 1)  // not null
                                                       : std::max(words, kBlockWords));
   uint8_t* const closed = reinterpret_cast<uint8_t*>(container + n);  // by local marker index
-  std::memset(closed, 0, n);
+  if constexpr (!kCallFree) std::memset(closed, 0, n);
   // The kind of each node checked so far, by local index: a reference's
   // target is looked up here, one byte, not through its 16-byte record.
   auto* const kind_at = reinterpret_cast<fb::Kind*>(closed + (size_t{n} + 7) / 8 * 8);
@@ -392,9 +399,9 @@ Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
         IRT_NODE_FAIL(NodeError(facts, id, Why::kFirstNotCall, static_cast<uint64_t>(kind)));
       }
     }
-    container[local] = current;
+    if constexpr (!kCallFree) container[local] = current;
     const uint32_t nrefs = k.nrefs;
-    const uint32_t nvalue_refs = k.closer ? nrefs - 1 : nrefs;
+    const uint32_t nvalue_refs = !kCallFree && k.closer ? nrefs - 1 : nrefs;
     const uint32_t* node_refs = refs + node->first_ref;
     // Each value reference's distance (1 <= d <= id), then its target; a
     // failure reports a later reference's bad distance first (RefError), as
@@ -434,11 +441,16 @@ Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
             RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefJump, j + 1, t));
       }
       // A node of the current call's body is visible: that call is open.
+      if constexpr (kCallFree) continue;
       const int64_t ct = container[tl];
       if (ct != current && !(ct >= 0 ? closed[ct] == 0 : static_cast<uint64_t>(-ct) <= pre_open)) {
         IRT_NODE_FAIL(
             RefError(c, facts, local, id, node_refs, j + 1, nrefs, Why::kRefClosed, j + 1, t));
       }
+    }
+    if constexpr (kCallFree) {
+      if (kind == fb::Kind::Jump) last_jump = local + 1;
+      continue;
     }
     // A closer's link to its marker.
     if (nvalue_refs < nrefs &&
@@ -494,10 +506,19 @@ Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
 #undef IRT_NODE_FAIL
 
 Status CheckNodes(const fb::Chunk* c, ChunkFacts* facts) {
-  Status s = CheckNodesPass<false>(c, facts);
+  bool call_free = true;
+  if (c->classes()) {
+    for (const fb::NodeClass* k : *c->classes()) {
+      const fb::Kind kind = k->kind();
+      call_free = call_free && kind != fb::Kind::Call && kind != fb::Kind::Return &&
+                  kind != fb::Kind::Error;
+    }
+  }
+  Status s =
+      call_free ? CheckNodesPass<false, true>(c, facts) : CheckNodesPass<false, false>(c, facts);
   if (s.ok()) [[likely]]
     return s;
-  s = CheckNodesPass<true>(c, facts);
+  s = call_free ? CheckNodesPass<true, true>(c, facts) : CheckNodesPass<true, false>(c, facts);
   if (s.ok()) return DataError("a node fails the check without a reason (internal error)");
   return s;
 }
