@@ -377,6 +377,14 @@ std::vector<Variant> Variants() {
          Bytes& c = e.chunks[1];
          c[ClassOffset(c, 0) + kClassKind] ^= 0x80;
        })},
+      {"tensor-none",
+       "the value kind of chunk 0's class 1 flipped from Function to Tensor: node 1 holds "
+       "tensor 0 of a chunk that has no tensors",
+       flip([](Encoded& e) {
+         Bytes& c = e.chunks[0];
+         c[ClassOffset(c, 1) + kClassVKind] ^=
+             static_cast<uint8_t>(fb::VKind::Function) ^ static_cast<uint8_t>(fb::VKind::Tensor);
+       })},
       {"flip-value-kind",
        "the value kind of chunk 0's class 2 flipped from F64 to Bool (node 2 holds 1.0)",
        flip([](Encoded& e) {

@@ -348,28 +348,46 @@ Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
   const uint64_t pool = col.n_refs;
   // What the loop needs of each class, in one load.
   struct ClassCheck {
-    uint64_t value_mask;  // bits of the value that must be zero: a Bool's
-                          // but the lowest, a Float32's high half
-    uint32_t aux;         // a block argument's position
-    uint16_t nrefs;       // reference slots (a closer's link last)
+    uint64_t value_max;  // the largest value (CheckValue's bounds): a
+                         // Bool's 1, a Float32's 2^32 - 1, an index's
+                         // table size - 1
+    uint32_t aux;        // a block argument's position
+    uint32_t ref_need;   // nrefs, or more than any pool when no value is
+                         // valid (an index into an empty table)
+    uint16_t nrefs;      // reference slots (a closer's link last)
     fb::Kind kind;
-    uint8_t index;      // the value is an index (CheckNode checks it)
     uint8_t closer;     // Return or Error
     uint8_t block_arg;  // an Argument with aux != 0
   };
   thread_local std::vector<ClassCheck> class_buf;
   class_buf.resize(nclasses);
+  auto size = [](auto* vec) -> uint64_t { return vec ? vec->size() : 0; };
   for (uint64_t i = 0; i < nclasses; ++i) {
     const fb::NodeClass& k = classes[i];
     const fb::VKind v = k.vkind();
     const fb::Kind kind = k.kind();
-    class_buf[i] = {v == fb::VKind::Bool  ? ~uint64_t{1}
-                    : v == fb::VKind::F32 ? ~uint64_t{0xFFFFFFFF}
-                                          : 0,
+    // The values CheckValue accepts: an index's below its table's size
+    // (the class table's check refused kinds it does not know).
+    uint64_t value_end = 0;  // an index's table size
+    bool index = true;
+    if (v == fb::VKind::String || v == fb::VKind::Function) {
+      value_end = size(c->strings());
+    } else if (v == fb::VKind::Tensor) {
+      value_end = size(c->tensors());
+    } else if (v == fb::VKind::Tuple) {
+      value_end = size(c->tuples());
+    } else {
+      index = false;
+    }
+    const uint16_t nrefs = facts->class_refs[i];
+    class_buf[i] = {index                  ? value_end - 1  // wraps when empty: ref_need says
+                    : v == fb::VKind::Bool ? uint64_t{1}
+                    : v == fb::VKind::F32  ? uint64_t{0xFFFFFFFF}
+                                           : ~uint64_t{0},
                     k.aux(),
-                    facts->class_refs[i],
+                    index && value_end == 0 ? ~uint32_t{0} : uint32_t{nrefs},
+                    nrefs,
                     kind,
-                    static_cast<uint8_t>(v >= fb::VKind::String),
                     static_cast<uint8_t>(kind == fb::Kind::Return || kind == fb::Kind::Error),
                     static_cast<uint8_t>(kind == fb::Kind::Argument && k.aux() != 0)};
   }
@@ -381,8 +399,9 @@ Status CheckNodesPass(const fb::Chunk* c, ChunkFacts* facts) {
     const NodeRec* node = &nodes[local];
     // CheckNode's checks, inline on the common path; it words the failure.
     const uint32_t cls = node->cls;
-    const bool fast_ok = cls < nclasses && uint64_t{node->first_ref} + cls_of[cls].nrefs <= pool &&
-                         (node->value & cls_of[cls].value_mask) == 0 && !cls_of[cls].index;
+    const bool fast_ok = cls < nclasses &&
+                         uint64_t{node->first_ref} + cls_of[cls].ref_need <= pool &&
+                         node->value <= cls_of[cls].value_max;
     // Reference distances 1 <= d <= id are checked below, with each use.
     if (!fast_ok) [[unlikely]] {
       Status s = CheckNode(c, *facts, local, id);
