@@ -404,6 +404,27 @@ TEST(OpsetTest, ValuesFollowTheDocumentedSemantics) {
             "nothing");
   EXPECT_EQ(Eval("ungetslice", {"[1.0, 2.0]", "[0.0, 0.0, 0.0, 0.0]", "1", "-1", "nothing", "-2"}),
             "[0.0, 2.0, 0.0, 1.0]::Vector{Float64}");
+  // Any Int64 is a step or an index, the extremes too (no overflow).
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3]", "1", "nothing", "nothing", "-9223372036854775808"}),
+            "[3]::Vector{Int64}");
+  EXPECT_EQ(Eval("getslice", {"[1, 2, 3]", "1", "-9223372036854775808", "9223372036854775807",
+                              "9223372036854775807"}),
+            "[1]::Vector{Int64}");
+  EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "3", "-9223372036854775808", "-1"}),
+            "BoundsError: slice: range 3:-1:-9223372036854775808 out of bounds for dimension 1 "
+            "of size 3");
+  EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "-9223372036854775807", "9223372036854775807"}),
+            "BoundsError: slice: range -9223372036854775807:1:9223372036854775807 out of bounds "
+            "for dimension 1 of size 3");
+  EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "3", "1", "-9223372036854775808"}),
+            "[3]::Vector{Int64}");
+  EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "3", "-9223372036854775808", "-9223372036854775808"}),
+            "BoundsError: slice: range 3:-9223372036854775808:-9223372036854775808 out of bounds "
+            "for dimension 1 of size 3");
+  EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "1", "9223372036854775807", "2"}),
+            "BoundsError: slice: range 1:2:9223372036854775807 out of bounds for dimension 1 of "
+            "size 3");
+  EXPECT_EQ(Eval("slice", {"[1, 2, 3]", "1", "1", "3", "2"}), "[1, 3]::Vector{Int64}");
   // nothing takes a whole dimension (Python's `:`), in any place.
   EXPECT_EQ(Eval("getitem", {"[1 2 3; 4 5 6]", "nothing", "1"}), "[2, 5]::Vector{Int64}");
   EXPECT_EQ(Eval("getitem", {"[1 2 3; 4 5 6]", "nothing"}), "[1 2 3; 4 5 6]::Matrix{Int64}");

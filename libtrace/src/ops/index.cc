@@ -20,7 +20,7 @@ Status PythonSlice(std::string_view name, int64_t n, OpArgs parts, int64_t* firs
   }
   if (*step == 0) return ArgError(name, "the step of a slice cannot be zero");
   const int64_t lower = *step < 0 ? -1 : 0, upper = *step < 0 ? n - 1 : n;
-  // |values| < 2^54 (ToIndex), so adding n cannot overflow.
+  // n is added to negative values only, so it cannot overflow.
   auto clamp = [&](bool has, int64_t v, int64_t dflt) {
     if (!has) return dflt;
     if (v < 0) v += n;
@@ -28,10 +28,15 @@ Status PythonSlice(std::string_view name, int64_t n, OpArgs parts, int64_t* firs
   };
   start = clamp(given(0), start, *step < 0 ? upper : lower);
   stop = clamp(given(1), stop, *step < 0 ? lower : upper);
+  // Any Int64 is a step, INT64_MIN too: divide by its magnitude unsigned.
+  // start and stop lie in [-1, n], so their distance is small.
+  const uint64_t mag = *step < 0 ? 0 - static_cast<uint64_t>(*step) : static_cast<uint64_t>(*step);
   if (*step < 0) {
-    *count = stop < start ? (start - stop - 1) / -*step + 1 : 0;
+    *count =
+        stop < start ? static_cast<int64_t>(static_cast<uint64_t>(start - stop - 1) / mag) + 1 : 0;
   } else {
-    *count = start < stop ? (stop - start - 1) / *step + 1 : 0;
+    *count =
+        start < stop ? static_cast<int64_t>(static_cast<uint64_t>(stop - start - 1) / mag) + 1 : 0;
   }
   *first = start;
   return Status::Ok();
@@ -272,14 +277,19 @@ Result<SliceSpec> SliceArgs(std::string_view name, const std::vector<int64_t>& s
     s.count = 0;
     return s;
   }
-  // |last - first| < 2^54: indices are bounded by ToIndex.
-  s.count = (last - s.first) / s.step + 1;
-  int64_t end = s.first + (s.count - 1) * s.step;
-  if (std::min(s.first, end) < 1 || std::max(s.first, end) > size) {
+  // Any Int64 is an index here, so the range is measured unsigned: first
+  // must lie in 1..size, and the steps taken may not leave it.
+  const bool up = s.step > 0;
+  const uint64_t mag = up ? static_cast<uint64_t>(s.step) : 0 - static_cast<uint64_t>(s.step);
+  const uint64_t first = static_cast<uint64_t>(s.first), end = static_cast<uint64_t>(last);
+  const uint64_t steps = (up ? end - first : first - end) / mag;
+  if (s.first < 1 || s.first > size ||
+      steps > static_cast<uint64_t>(up ? size - s.first : s.first - 1) / mag) {
     return BoundsError(name, "range " + std::to_string(s.first) + ":" + std::to_string(s.step) +
                                  ":" + std::to_string(last) + " out of bounds for dimension " +
                                  std::to_string(s.dim + 1) + " of size " + std::to_string(size));
   }
+  s.count = static_cast<int64_t>(steps) + 1;
   return s;
 }
 
