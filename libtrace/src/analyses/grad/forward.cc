@@ -226,6 +226,10 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     const uint32_t count = cv->n;
     uint64_t* words = varied_.data();
     uint64_t active = n_active_;
+    // Whether a node is the root's child, and their count, in registers:
+    // only StructuralNode opens and closes calls.
+    bool at_root = open.size() == 1;
+    uint64_t children = root_children;
     if (ci == 0 && count > 0 &&
         (nodes[0].cls >= nclasses || classes[nodes[0].cls].f->kind != NodeKind::kCall)) {
       return Fail(0, "the first node must open the root call");
@@ -238,7 +242,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
       const internal::NodeRec& nd = nodes[local];
       const ClassInfo& k = classes[nd.cls];
       if (k.cat == Cat::kInert) {
-        if (open.size() == 1) ++root_children;
+        children += at_root;
         continue;
       }
       Trim();  // no Loc is held from node to node
@@ -248,7 +252,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         case Cat::kInert:
           continue;
         case Cat::kPrim: {
-          if (open.size() == 1) ++root_children;
+          children += at_root;
           if (ruled_depth > 0) continue;
           const internal::ClassFacts& fc = facts[nd.cls];
           for (uint32_t j = 0; j < fc.n_refs; ++j) {
@@ -271,7 +275,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
           break;
         }
         case Cat::kBlockArg: {
-          if (open.size() == 1) ++root_children;
+          children += at_root;
           if (ruled_depth > 0) continue;
           if (k.f->n_operands != 1 || k.ref_index[0] < 0) {
             return Fail(id, "a block argument must reference the jump that set it");
@@ -311,8 +315,11 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
         default: {
           // Calls, returns, function arguments: the rare, structural cases.
           n_active_ = active;
+          root_children = children;
           IRT_RETURN_IF_ERROR(StructuralNode(cv, local, id, k, forward_mode, choose_all, open,
                                              ruled_depth, root_children));
+          children = root_children;
+          at_root = open.size() == 1;
           active = n_active_;
           cur_ = cv;
           continue;
@@ -324,6 +331,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
       }
     }
     n_active_ = active;
+    root_children = children;
   }
   varied_.Advance((n + 63) & ~uint64_t{63});
   if (!open.empty()) {
