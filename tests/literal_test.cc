@@ -71,6 +71,9 @@ TEST(LiteralTest, ParseRoundTrips) {
       Value::MakeTuple({}),
       Value::MakeTuple({Value::MakeTuple({Value::String("(\"x\")")}), Value::Nothing(),
                         Value::MakeTensor(Tensor::FromF64({2}, std::span(v6, 2)))}),
+      // A C1 control is escaped; before a hex digit, with all four digits.
+      Value::String("\u0097"
+                    "3 \u0085x \u0080"),
   };
   for (const Value& v : values) {
     std::string s = FormatValue(v);
@@ -78,6 +81,9 @@ TEST(LiteralTest, ParseRoundTrips) {
     ASSERT_TRUE(back.ok()) << s << ": " << back.status().message();
     EXPECT_TRUE(BitEqual(*back, v)) << s << " -> " << FormatValue(*back);
   }
+  EXPECT_EQ(FormatValue(Value::String("\u0097"
+                                      "3 \u0085x \u0080")),
+            "\"\\u00973 \\u85x \\u80\"");
 }
 
 TEST(LiteralTest, ParseArraysLikeJulia) {

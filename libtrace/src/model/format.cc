@@ -15,6 +15,7 @@
 // 100×100[0.1, 0.2, 0.3, …, 0.9] (shape prefixed) for other ranks.
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -246,8 +247,12 @@ void AppendEscaped(std::string& out, std::string_view s, bool quoted) {
           uint8_t c2 = static_cast<uint8_t>(s[i + 1]);
           if (c == 0xC2 && c2 < 0xA0) {
             // C1 controls (U+0080..U+009F): some terminals act on them.
+            // Four digits when a hex digit follows, which the escape
+            // would otherwise take in, as Julia's escape_string does.
             static const char kHex[] = "0123456789abcdef";
             out += "\\u";
+            if (i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 2])))
+              out += "00";
             out += kHex[c2 >> 4];
             out += kHex[c2 & 15];
           } else {
