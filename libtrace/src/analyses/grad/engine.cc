@@ -154,6 +154,8 @@ Result<ChunkView*> GradEngine::View(uint32_t ci) {
         k.cat = Cat::kInert;
     }
   }
+  cv.inert.resize(nclasses);
+  for (uint32_t i = 0; i < nclasses; ++i) cv.inert[i] = cv.classes[i].cat == Cat::kInert;
   cv.ready = true;
   return &cv;
 }

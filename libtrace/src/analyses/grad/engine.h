@@ -264,6 +264,7 @@ struct ChunkView {
   uint32_t ntensors = 0;
   const internal::ClassFacts* facts = nullptr;  // by class: the reader's facts
   std::vector<ClassInfo> classes;               // by class: the passes' side table
+  std::vector<uint8_t> inert;                   // by class: classes[i].cat == Cat::kInert
 };
 
 inline bool ScalarDouble(VKind k, uint64_t bits, double* out) {

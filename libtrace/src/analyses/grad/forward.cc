@@ -220,6 +220,7 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
     const internal::NodeRec* nodes = cv->nodes;
     const uint32_t* refs = cv->refs;
     const ClassInfo* classes = cv->classes.data();
+    const uint8_t* inert = cv->inert.data();  // one byte per class: most nodes are inert
     const internal::ClassFacts* facts = cv->facts;
     const uint64_t nclasses = cv->classes.size();
     const NodeId base = cv->base;
@@ -240,11 +241,11 @@ Status GradEngine::ForwardPass(bool forward_mode, bool all_float_args) {
       // View() verified the chunk: every node's class, references and value
       // indices are in range (internal::CheckNodes).
       const internal::NodeRec& nd = nodes[local];
-      const ClassInfo& k = classes[nd.cls];
-      if (k.cat == Cat::kInert) {
+      if (inert[nd.cls]) {
         children += at_root;
         continue;
       }
+      const ClassInfo& k = classes[nd.cls];
       Trim();  // no Loc is held from node to node
       const uint32_t* r = refs + nd.first_ref;
       bool v = false;
