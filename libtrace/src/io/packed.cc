@@ -137,87 +137,88 @@ size_t PackNodes(const PackTables& t, std::span<const NodeRec> nodes,
   const size_t bound = nodes.size() * 20 + refs.size() * 10;
   uint8_t* const start = buffer->Reserve(bound);
   uint8_t* out = start;
-  // Per class, in one load: where its previous distances are, its slots,
-  // its payload, whether it may copy; then its last value.
+  // Per class, in one 16-byte entry: its previous value, where its
+  // previous distances are, its slots, its payload, and whether it may copy
+  // and has been seen (flags). The encoder's mirror of DecodeClass.
   struct EncodeClass {
+    uint64_t last;
     uint32_t slot_base;
     uint16_t slots;
     uint8_t payload;
-    uint8_t block_arg;
+    uint8_t flags;
   };
+  constexpr uint8_t kBlockArg = 1, kSeen = 2;
   const size_t nclasses = t.classes.size();
   std::vector<EncodeClass> classes(nclasses);
   uint64_t total_slots = 0;
   for (size_t i = 0; i < nclasses; ++i) {
     const fb::NodeClass& k = t.classes[i];
-    classes[i] = {
-        static_cast<uint32_t>(total_slots), t.slots[i], static_cast<uint8_t>(Payload(k.vkind())),
-        static_cast<uint8_t>(k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1)};
+    const bool block_arg = k.kind() == fb::Kind::Argument && k.aux() != 0 && t.slots[i] == 1;
+    classes[i] = {0, static_cast<uint32_t>(total_slots), t.slots[i],
+                  static_cast<uint8_t>(Payload(k.vkind())), block_arg ? kBlockArg : uint8_t{0}};
     total_slots += t.slots[i];
   }
   std::vector<uint64_t> prev_buf(total_slots, 0);
-  std::vector<uint64_t> last(nclasses, 0);
-  std::vector<uint8_t> seen(nclasses, 0);
   std::vector<uint32_t> memo_jump(nclasses, ~0u);
   std::vector<CopySource> memo(nclasses);
-  for (uint32_t local = 0; local < nodes.size(); ++local) {
+  const uint32_t* const ref_base = refs.data();
+  uint64_t* const prev_base = prev_buf.data();
+  EncodeClass* const cls = classes.data();
+  const uint32_t count = static_cast<uint32_t>(nodes.size());
+  for (uint32_t local = 0; local < count; ++local) {
     const NodeRec& n = nodes[local];
     const uint32_t c = n.cls;
-    const EncodeClass k = classes[c];
-    const uint32_t* r = refs.data() + n.first_ref;
-    Mode mode = kWritten;
+    EncodeClass& k = cls[c];
+    const uint64_t v = n.value;
+    const uint32_t* r = ref_base + n.first_ref;
+    uint64_t mode = kWritten;
     if (k.payload != 0) {
       uint32_t jl;
       uint64_t copied = 0;
-      bool copies = false;
-      if (k.block_arg && JumpInChunk(local, r[0], &jl)) {
+      if ((k.flags & kBlockArg) && JumpInChunk(local, r[0], &jl)) [[unlikely]] {
         const uint32_t jc = nodes[jl].cls;
         if (memo_jump[c] != jc) {
           memo_jump[c] = jc;
           memo[c] = ResolveCopy(t, t.classes[c], t.classes[jc]);
         }
-        copies =
-            CopiedBits(t, nodes.data(), refs.data(), local, r[0], t.classes[c], memo[c], &copied) &&
-            copied == n.value;
+        if (CopiedBits(t, nodes.data(), ref_base, local, r[0], t.classes[c], memo[c], &copied) &&
+            copied == v) {
+          mode = kCopied;
+        }
       }
-      if (copies) {
-        mode = kCopied;
-      } else if (seen[c] && last[c] == n.value) {
-        mode = kRepeat;
-      }
+      if (mode == kWritten && (k.flags & kSeen) && k.last == v) mode = kRepeat;
     }
     out = PutVarint(out, (uint64_t{c} << 2) | mode);
-    uint64_t* prev = prev_buf.data() + k.slot_base;
+    uint64_t* prev = prev_base + k.slot_base;
     for (uint32_t j = 0; j < k.slots; ++j) {
       out = PutVarint(out, ZigZag(uint64_t{r[j]} - prev[j]));
       prev[j] = r[j];
     }
     if (mode == kWritten) {
-      const uint64_t v = n.value;
       switch (k.payload) {
+        case 8:
+          memcpy(out, &v, 8);  // little-endian (column_reader.cc asserts it)
+          out += 8;
+          break;
         case 1:
           *out++ = static_cast<uint8_t>(v);
           break;
-        case 4:
-          memcpy(out, &v, 4);  // little-endian (column_reader.cc asserts it)
-          out += 4;
+        case 10:
+          out = PutVarint(out, ZigZag(v - k.last));
           break;
-        case 8:
-          memcpy(out, &v, 8);
-          out += 8;
+        case 4:
+          memcpy(out, &v, 4);
+          out += 4;
           break;
         case 9:
           out = PutVarint(out, v);
-          break;
-        case 10:
-          out = PutVarint(out, ZigZag(v - last[c]));
           break;
         default:
           break;
       }
     }
-    last[c] = n.value;
-    seen[c] = 1;
+    k.last = v;
+    k.flags |= kSeen;
   }
   return static_cast<size_t>(out - start);
 }
