@@ -18,8 +18,8 @@
 namespace irt::rec {
 
 namespace detail {
-thread_local Recorder* t_current = nullptr;
-thread_local FastFrame t_fast;
+constinit thread_local Recorder* t_current = nullptr;
+constinit thread_local FastFrame t_fast;
 
 std::string_view OpName(Op op) {
   switch (op) {
@@ -507,6 +507,13 @@ struct Recorder::Impl {
     ff.w = w.get();
     ff.slots = slots.data();
   }
+  // Publishes a new block of the innermost frame `f`: the inline path,
+  // when active, already reflects that frame (every change of the frames
+  // calls Sync), so the block is all that changes.
+  void SyncBlock(const Frame& f) {
+    detail::FastFrame& ff = detail::t_fast;
+    if (ff.active) ff.block = f.block;
+  }
   ClassId last_jump_cls = 0;  // the class Goto used last
   ClassCache cache;
   std::vector<FnState> fns;
@@ -563,7 +570,7 @@ struct Recorder::Impl {
     w->RegisterControlFlow(f.name, std::move(flow));
   }
 
-  SiteBlocks& BlocksOf(detail::IfSite& site, uint32_t fn, bool* fresh) {
+  [[gnu::always_inline]] SiteBlocks& BlocksOf(detail::IfSite& site, uint32_t fn, bool* fresh) {
     if (site.generation == generation && site.fn == fn) {
       *fresh = false;
       return *static_cast<SiteBlocks*>(site.blocks);
@@ -1456,7 +1463,7 @@ bool Test(Recorder::Impl& r, Frame& f, SiteBlocks& site, const Bool& c, uint32_t
     }
     r.w->AppendScalar(site.test_false_cls, VKind::kNone, 0, &ref, is_ref ? 1 : 0);
     f.block = if_false;
-    r.Sync();
+    r.SyncBlock(f);
   } else {
     if (!site.test_true_known) {
       site.test_true_cls = JumpClass(r, f, 2, if_true, -1, false, 0, 0, nullptr, loc).cls;
@@ -1464,7 +1471,7 @@ bool Test(Recorder::Impl& r, Frame& f, SiteBlocks& site, const Bool& c, uint32_t
     }
     r.w->AppendScalar(site.test_true_cls, VKind::kNone, 0, nullptr, 0);
     f.block = if_true;
-    r.Sync();
+    r.SyncBlock(f);
   }
   return c.v;
 }
@@ -1509,7 +1516,7 @@ IfScope::~IfScope() {
     b.join_cls[s] = r.last_jump_cls;
   }
   f.block = join_;
-  r.Sync();
+  r.SyncBlock(f);
 }
 
 bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
@@ -1548,7 +1555,7 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
         ++k;
       }
       f.block = b.a;
-      r.Sync();
+      r.SyncBlock(f);
       return true;
     }
   }
@@ -1574,7 +1581,7 @@ bool LoopHead(IfSite& site, Loc loc, std::initializer_list<LoopVar> vars) {
     b.goto_cls[s] = r.last_jump_cls;
   }
   f.block = b.a;
-  r.Sync();
+  r.SyncBlock(f);
   if (b.arg_cls.size() == n) {
     uint32_t k = 0;
     for (const LoopVar& v : vars) {

@@ -234,7 +234,7 @@ Operand OperandOf(const Active<T>& a) {
   return {a.serial, a.pos, a.id, KindOf<T>(), BitsOf(a.v), nullptr};
 }
 
-extern thread_local Recorder* t_current;
+extern constinit thread_local Recorder* t_current;
 
 // A statement the recorder has seen, by source position, function and
 // block: its node class, and which operands are literals of the class.
@@ -266,7 +266,7 @@ struct FastFrame {
   TraceWriter* w = nullptr;
   const FastSlot* slots = nullptr;
 };
-extern thread_local FastFrame t_fast;
+extern constinit thread_local FastFrame t_fast;
 
 }  // namespace detail
 
