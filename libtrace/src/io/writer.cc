@@ -307,6 +307,11 @@ struct TraceWriter::Impl {
       next->staging.nodes.Reserve(opts.chunk_nodes);
       next->staging.refs.Reserve(staging.refs.capacity());
     }
+    // The columns' streaming stores reach memory before the other thread
+    // reads them (TraceWriter::StreamNode).
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_ia32_sfence();
+#endif
     std::swap(c.staging, staging);
     std::swap(next->staging, staging);
     tw.TakeStaging();
@@ -511,9 +516,10 @@ NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bi
     TakeStaging();
   }
   uint32_t first_ref = n_refs_;
-  for (size_t i = 0; i < n_refs; ++i) refs_[n_refs_++] = static_cast<uint32_t>(id - refs[i]);
+  for (size_t i = 0; i < n_refs; ++i)
+    StreamRef(refs_ + n_refs_++, static_cast<uint32_t>(id - refs[i]));
   if (closes) {
-    refs_[n_refs_++] = static_cast<uint32_t>(id - open_calls_.back());
+    StreamRef(refs_ + n_refs_++, static_cast<uint32_t>(id - open_calls_.back()));
     open_calls_.pop_back();
   } else if (kind == NodeKind::kCall) {
     open_calls_.push_back(id);
@@ -529,7 +535,7 @@ NodeId TraceWriter::Stage(ClassId cls, VKind vk, const Value* value, uint64_t bi
     fc.local = local;
     fc.n_refs = operand_refs | (closes ? kCloses : kind == NodeKind::kCall ? kOpens : 0);
   }
-  nodes_[n_nodes_++] = StagedNode{bits, local, first_ref};
+  StreamNode(nodes_ + n_nodes_++, bits, local, first_ref);
   ++next_id_;
   UpdateFastLimit();
   return id;
@@ -594,16 +600,16 @@ NodeId TraceWriter::AppendScalarFlow(ClassId cls, VKind vk, uint64_t bits, const
   for (uint32_t i = 0; i < n_refs; ++i) {
     NodeId d = id - refs[i] - 1;
     if (d >= 0xFFFFFFFFull) return kNoNode;
-    refs_[end++] = static_cast<uint32_t>(d + 1);
+    StreamRef(refs_ + end++, static_cast<uint32_t>(d + 1));
   }
   if (fc.n_refs & kCloses) {
     if (open_calls_.empty() || id - open_calls_.back() > 0xFFFFFFFFull) return kNoNode;
-    refs_[end++] = static_cast<uint32_t>(id - open_calls_.back());
+    StreamRef(refs_ + end++, static_cast<uint32_t>(id - open_calls_.back()));
     open_calls_.pop_back();
   } else {
     open_calls_.push_back(id);
   }
-  nodes_[n_nodes_++] = StagedNode{bits, fc.local, n_refs_};
+  StreamNode(nodes_ + n_nodes_++, bits, fc.local, n_refs_);
   n_refs_ = end;
   next_id_ = id + 1;
   return id;
