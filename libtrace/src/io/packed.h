@@ -73,6 +73,11 @@ inline uint64_t PackedRefRoom(size_t packed_size) {
 Status UnpackNodes(const PackTables& t, std::span<const uint8_t> packed, uint32_t count,
                    NodeRec* nodes, uint32_t* refs, uint64_t* n_refs, uint32_t* failed);
 
+/// Marks the calling thread as one that decodes chunks for another thread
+/// to read (a Trace's verifier): UnpackNodes then takes its output lines
+/// for writing ahead of its stores, as the other core last read them.
+void DecodeForAnotherThread();
+
 }  // namespace irt::internal
 
 #endif  // IRT_SRC_IO_PACKED_H_

@@ -21,6 +21,7 @@
 #include "io/bytesource.h"
 #include "io/chunk.h"
 #include "io/column_reader.h"
+#include "io/packed.h"
 #include "io/tempfile.h"
 
 namespace irt {
@@ -604,6 +605,7 @@ void Trace::VerifyAhead() const {
   if (m.ahead || m.chunks.size() < 2 || std::thread::hardware_concurrency() < 2) return;
   m.ahead = true;
   m.verifier = std::thread([&m] {
+    internal::DecodeForAnotherThread();
     for (uint32_t i = 0; i < m.chunks.size(); ++i) {
       if (m.transient) {
         // Bounded memory: wait until the reader nears chunk i.
