@@ -210,6 +210,10 @@ class TraceWriter {
   // Append's path for a String or Function value that its class's last
   // node in this chunk had; kNoNode when it does not apply.
   NodeId AppendRepeatedString(ClassId cls, const Value& value, std::span<const NodeId> refs);
+  // Append's path for what its inline path leaves (values that are not
+  // scalars, errors), out of line.
+  [[gnu::noinline]] NodeId AppendValue(ClassId cls, const Value& value,
+                                       std::span<const NodeId> refs);
   NodeId AppendScalarChecked(ClassId cls, VKind vk, uint64_t bits, const NodeId* refs,
                              uint32_t n_refs);
   // Append's checks (and the flush of a full chunk); false after Fail().

@@ -562,12 +562,21 @@ NodeId TraceWriter::AppendRepeatedString(ClassId cls, const Value& value,
 }
 
 NodeId TraceWriter::Append(ClassId cls, const Value& value, std::span<const NodeId> refs) {
+  if (value.is_scalar() && refs.size() <= kFastMaxRefs && status_.ok()) {
+    // A scalar (None and Nothing too) is its bits (ValueEncoder::Encode):
+    // the inline path, once its class is in the chunk, with the same checks
+    // otherwise. The rest is out of line, so that this path saves no
+    // registers (16 instructions of irt-trace's 315 per node on W1).
+    return AppendScalar(cls, value.kind(), value.bits(), refs.data(),
+                        static_cast<uint32_t>(refs.size()));
+  }
+  return AppendValue(cls, value, refs);
+}
+
+NodeId TraceWriter::AppendValue(ClassId cls, const Value& value, std::span<const NodeId> refs) {
   NodeId id = next_id_;
   if (!status_.ok()) return id;
   if (value.is_scalar() && refs.size() <= kFastMaxRefs) {
-    // A scalar (None and Nothing too) is its bits (ValueEncoder::Encode):
-    // the inline path, once its class is in the chunk, with the same checks
-    // otherwise.
     return AppendScalar(cls, value.kind(), value.bits(), refs.data(),
                         static_cast<uint32_t>(refs.size()));
   }
