@@ -9,6 +9,8 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "io/chunk.h"
@@ -434,12 +436,45 @@ TEST(PackedTest, CodecRoundTripsEveryModeAndPayload) {
   // Cut short anywhere near its end (where the decoder checks every byte),
   // the column is refused without a read past it: each prefix is copied to
   // a buffer of exactly its size, which the sanitizers watch.
-  for (size_t cut = n > 300 ? n - 300 : 0; cut < n; ++cut) {
+  std::vector<std::pair<std::string, uint32_t>> refused;
+  const size_t first_cut = n > 300 ? n - 300 : 0;
+  for (size_t cut = first_cut; cut < n; ++cut) {
     std::vector<uint8_t> prefix(packed.data(), packed.data() + cut);
     s = internal::UnpackNodes(t, prefix, static_cast<uint32_t>(nodes.size()), back.data(),
                               back_refs.data(), &n_refs, &failed);
     ASSERT_FALSE(s.ok()) << cut;
+    refused.emplace_back(s.message(), failed);
   }
+  // On a thread that decodes for another (which prefetches its output
+  // lines, block by block), into buffers of exactly the room asked for:
+  // the same nodes, and every cut refused with the same message at the
+  // same node.
+  int mismatches = 0;
+  std::thread([&] {
+    internal::DecodeForAnotherThread();
+    std::vector<internal::NodeRec> again(nodes.size());
+    std::vector<uint32_t> again_refs(internal::PackedRefRoom(n));
+    uint64_t again_n = 0;
+    uint32_t again_failed = 0;
+    Status st = internal::UnpackNodes(t, {packed.data(), n}, static_cast<uint32_t>(nodes.size()),
+                                      again.data(), again_refs.data(), &again_n, &again_failed);
+    if (!st.ok() || again_n != refs.size()) ++mismatches;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (again[i].value != nodes[i].value || again[i].cls != nodes[i].cls ||
+          again[i].first_ref != nodes[i].first_ref) {
+        ++mismatches;
+      }
+    }
+    for (size_t i = 0; i < refs.size(); ++i) mismatches += again_refs[i] != refs[i] ? 1 : 0;
+    for (size_t cut = first_cut; cut < n; ++cut) {
+      std::vector<uint8_t> prefix(packed.data(), packed.data() + cut);
+      st = internal::UnpackNodes(t, prefix, static_cast<uint32_t>(nodes.size()), again.data(),
+                                 again_refs.data(), &again_n, &again_failed);
+      const auto& [message, at] = refused[cut - first_cut];
+      if (st.ok() || st.message() != message || again_failed != at) ++mismatches;
+    }
+  }).join();
+  EXPECT_EQ(mismatches, 0);
 }
 
 }  // namespace
