@@ -157,7 +157,7 @@ class TraceWriter {
   // (x86-64's movnti; plain stores elsewhere). The packer reads them next,
   // on the other core when writing behind: a cached store would first
   // fetch each line back from that core, which stalled the recording
-  // thread (W1 recorded in 136-241 ms with the second thread, 93-96 ms
+  // thread (W1 recorded in 136-241 ms with the second thread, 88-96 ms
   // with these stores). Flush fences them before the handover.
   using StreamAlias64 [[gnu::may_alias]] = long long;
   using StreamAlias32 [[gnu::may_alias]] = int;

@@ -315,7 +315,7 @@ thread_local bool t_for_another_thread = false;
 // 512 bytes past `ref`. On a thread that decodes for another
 // (DecodeForAnotherThread), the buffers were last read on the other core,
 // so without it each store first fetched its line back from there and the
-// decoder waited for it: irt-grad's forward pass on W1 took 82-91 ms, 59-63
+// decoder waited for it: irt-grad's forward pass on W1 took 72-96 ms, 59-66
 // ms with it. Not elsewhere: where the buffers stay on one core, it costs
 // the decoder a few percent. Addresses, not pointers: the lines may lie
 // past the buffers' ends (a prefetch does not fault).
